@@ -1,0 +1,318 @@
+//! Element types: the ONNX dtype codes, their sizes and alignments, and the Rust types that map to
+//! them.
+//!
+//! Kernels never look at a dtype: they move elements of a given *width*. This module is where a
+//! dtype becomes a width (and, for the typed Rust API, where a Rust type becomes one).
+
+use crate::error::{Error, Result, Status};
+use crate::kernels::Lane;
+use half::{bf16, f16};
+use num_complex::Complex;
+use std::ffi::c_char;
+use std::fmt;
+
+/// An element type, numbered as ONNX `TensorProto.DataType` (and the C ABI's `GK_DTYPE_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum DType {
+    Float = 1,
+    Uint8 = 2,
+    Int8 = 3,
+    Uint16 = 4,
+    Int16 = 5,
+    Int32 = 6,
+    Int64 = 7,
+    /// A `const char *` handle; gatherkit copies handles and never touches the strings.
+    String = 8,
+    /// One byte, 0 or 1.
+    Bool = 9,
+    Float16 = 10,
+    Double = 11,
+    Uint32 = 12,
+    Uint64 = 13,
+    /// A pair of `f32` (real, imaginary).
+    Complex64 = 14,
+    /// A pair of `f64` (real, imaginary).
+    Complex128 = 15,
+    Bfloat16 = 16,
+}
+
+/// The byte widths kernels are monomorphized over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Width {
+    W1,
+    W2,
+    W4,
+    W8,
+    W16,
+}
+
+impl DType {
+    /// All sixteen dtypes, in code order.
+    ///
+    /// cbindgen:ignore
+    pub const ALL: [DType; 16] = [
+        DType::Float,
+        DType::Uint8,
+        DType::Int8,
+        DType::Uint16,
+        DType::Int16,
+        DType::Int32,
+        DType::Int64,
+        DType::String,
+        DType::Bool,
+        DType::Float16,
+        DType::Double,
+        DType::Uint32,
+        DType::Uint64,
+        DType::Complex64,
+        DType::Complex128,
+        DType::Bfloat16,
+    ];
+
+    /// The ONNX / C ABI code.
+    pub const fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The ONNX name, e.g. `"float16"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::Float => "float",
+            DType::Uint8 => "uint8",
+            DType::Int8 => "int8",
+            DType::Uint16 => "uint16",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
+            DType::Int64 => "int64",
+            DType::String => "string",
+            DType::Bool => "bool",
+            DType::Float16 => "float16",
+            DType::Double => "double",
+            DType::Uint32 => "uint32",
+            DType::Uint64 => "uint64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
+            DType::Bfloat16 => "bfloat16",
+        }
+    }
+
+    /// Bytes per element (a string element is one pointer).
+    pub const fn size(self) -> usize {
+        match self {
+            DType::Uint8 | DType::Int8 | DType::Bool => 1,
+            DType::Uint16 | DType::Int16 | DType::Float16 | DType::Bfloat16 => 2,
+            DType::Float | DType::Int32 | DType::Uint32 => 4,
+            DType::Int64 | DType::Uint64 | DType::Double | DType::Complex64 => 8,
+            DType::Complex128 => 16,
+            DType::String => std::mem::size_of::<*const c_char>(),
+        }
+    }
+
+    /// The alignment a buffer of this dtype must have: the size of its scalar component
+    /// (complex64: 4, complex128: 8, string: a pointer's).
+    pub const fn alignment(self) -> usize {
+        match self {
+            DType::Complex64 => 4,
+            DType::Complex128 => 8,
+            DType::String => std::mem::align_of::<*const c_char>(),
+            other => other.size(),
+        }
+    }
+
+    pub(crate) const fn width(self) -> Width {
+        match self.size() {
+            1 => Width::W1,
+            2 => Width::W2,
+            4 => Width::W4,
+            8 => Width::W8,
+            _ => Width::W16,
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl TryFrom<i32> for DType {
+    type Error = Error;
+
+    /// Converts a C dtype code; an unknown code is `Status::UnsupportedDtype`.
+    fn try_from(code: i32) -> Result<DType> {
+        DType::ALL
+            .iter()
+            .copied()
+            .find(|d| d.code() == code)
+            .ok_or_else(|| {
+                Error::new(
+                    Status::UnsupportedDtype,
+                    format!("unknown dtype code {code} (known codes are 1 to 16)"),
+                )
+            })
+    }
+}
+
+/// The two index element types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndexType {
+    I32,
+    I64,
+}
+
+impl IndexType {
+    pub(crate) fn of(dtype: DType) -> Option<IndexType> {
+        match dtype {
+            DType::Int32 => Some(IndexType::I32),
+            DType::Int64 => Some(IndexType::I64),
+            _ => None,
+        }
+    }
+}
+
+/// A string element as gatherkit sees it: an opaque `const char *` that is copied, never read.
+///
+/// `Send` and `Sync` because gatherkit never dereferences it; what the pointer refers to stays the
+/// caller's business.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct StringHandle(pub *const c_char);
+
+// SAFETY: the handle is only copied, never dereferenced, by gatherkit.
+unsafe impl Send for StringHandle {}
+// SAFETY: as above.
+unsafe impl Sync for StringHandle {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that is one of the sixteen element types.
+///
+/// Sealed: implemented for `f32`, `u8`, `i8`, `u16`, `i16`, `i32`, `i64`, [`StringHandle`],
+/// `bool`, `half::f16`, `f64`, `u32`, `u64`, `Complex<f32>`, `Complex<f64>` and `half::bf16`.
+pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The dtype this type stands for.
+    const DTYPE: DType;
+    /// The width-only type kernels move this element as (same size, alignment no larger).
+    #[doc(hidden)]
+    type Lane: Lane;
+}
+
+/// An index element type: `i32` or `i64`.
+pub trait IndexElement: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// `DType::Int32` or `DType::Int64`.
+    const DTYPE: DType;
+    /// The value widened to `i64`.
+    fn to_i64(self) -> i64;
+}
+
+macro_rules! elements {
+    ($($t:ty => $dtype:ident, $lane:ty;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$dtype;
+            type Lane = $lane;
+        }
+    )*};
+}
+
+#[cfg(target_pointer_width = "64")]
+type PointerLane = [u32; 2];
+#[cfg(target_pointer_width = "32")]
+type PointerLane = u32;
+
+elements! {
+    f32 => Float, u32;
+    u8 => Uint8, u8;
+    i8 => Int8, u8;
+    u16 => Uint16, u16;
+    i16 => Int16, u16;
+    i32 => Int32, u32;
+    i64 => Int64, [u32; 2];
+    StringHandle => String, PointerLane;
+    bool => Bool, u8;
+    f16 => Float16, u16;
+    f64 => Double, [u32; 2];
+    u32 => Uint32, u32;
+    u64 => Uint64, [u32; 2];
+    Complex<f32> => Complex64, [u32; 2];
+    Complex<f64> => Complex128, [u64; 2];
+    bf16 => Bfloat16, u16;
+}
+
+impl IndexElement for i32 {
+    const DTYPE: DType = DType::Int32;
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+
+impl IndexElement for i64 {
+    const DTYPE: DType = DType::Int64;
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, size_of};
+
+    fn lane_fits<T: Element>() {
+        assert_eq!(size_of::<T>(), T::DTYPE.size(), "{}", T::DTYPE);
+        assert_eq!(size_of::<T::Lane>(), size_of::<T>(), "{}", T::DTYPE);
+        assert!(align_of::<T::Lane>() <= align_of::<T>(), "{}", T::DTYPE);
+        assert!(
+            align_of::<T::Lane>() <= T::DTYPE.alignment(),
+            "{}",
+            T::DTYPE
+        );
+    }
+
+    #[test]
+    fn every_element_type_has_a_lane_of_its_size_and_no_stricter_alignment() {
+        lane_fits::<f32>();
+        lane_fits::<u8>();
+        lane_fits::<i8>();
+        lane_fits::<u16>();
+        lane_fits::<i16>();
+        lane_fits::<i32>();
+        lane_fits::<i64>();
+        lane_fits::<StringHandle>();
+        lane_fits::<bool>();
+        lane_fits::<f16>();
+        lane_fits::<f64>();
+        lane_fits::<u32>();
+        lane_fits::<u64>();
+        lane_fits::<Complex<f32>>();
+        lane_fits::<Complex<f64>>();
+        lane_fits::<bf16>();
+    }
+
+    #[test]
+    fn codes_convert_and_unknown_codes_are_rejected() {
+        for d in DType::ALL {
+            assert_eq!(DType::try_from(d.code()).unwrap(), d);
+        }
+        for bad in [0, 17, -1, i32::MAX] {
+            let e = DType::try_from(bad).unwrap_err();
+            assert_eq!(e.status(), Status::UnsupportedDtype);
+            assert!(e.message().contains(&bad.to_string()));
+        }
+    }
+
+    #[test]
+    fn alignment_is_the_scalar_component_size() {
+        assert_eq!(DType::Complex64.alignment(), 4);
+        assert_eq!(DType::Complex128.alignment(), 8);
+        assert_eq!(DType::Double.alignment(), 8);
+        assert_eq!(DType::Bool.alignment(), 1);
+        assert_eq!(DType::Bfloat16.alignment(), 2);
+    }
+}

@@ -1,0 +1,246 @@
+//! Reading C tensor descriptors (check steps 1–2) and checking raw buffers (step 9) before any
+//! Rust reference to them exists.
+
+use super::{gk_options, gk_tensor, gk_tensor_mut};
+use crate::dtype::DType;
+use crate::error::{Error, Result, Status};
+use crate::ops::check_alignment;
+use crate::options::{Flavor, Options};
+use crate::shape::{check_rank_limit, element_count, Dims};
+use crate::tensor::TensorDesc;
+use std::mem::MaybeUninit;
+
+/// A descriptor copied out of C memory, with its dtype and shape validated.
+pub(crate) struct Descriptor {
+    pub(crate) dtype: DType,
+    pub(crate) shape: Dims,
+    /// The data address; only compared and checked until step 9 is passed.
+    pub(crate) address: usize,
+}
+
+impl Descriptor {
+    pub(crate) fn desc(&self) -> TensorDesc<'_> {
+        TensorDesc::new(self.dtype, self.shape.as_slice())
+    }
+
+    /// Byte size; only meaningful after the plan validated the sizes (step 7).
+    fn byte_len(&self) -> usize {
+        element_count(self.shape.as_slice()).unwrap_or(0) * self.dtype.size()
+    }
+}
+
+/// The fields every descriptor has, read from either struct.
+#[derive(Clone, Copy)]
+pub(crate) struct RawDescriptor {
+    what: &'static str,
+    dtype: i32,
+    rank: usize,
+    shape: *const i64,
+    address: usize,
+}
+
+/// Step 1 for one struct pointer: NULL is `NullPointer`. Copies the struct.
+///
+/// # Safety
+/// `ptr` is NULL or points to a readable `gk_tensor`.
+pub(crate) unsafe fn read_tensor(
+    what: &'static str,
+    ptr: *const gk_tensor,
+) -> Result<RawDescriptor> {
+    // SAFETY: the caller's contract; NULL is handled by `as_ref`.
+    let t = unsafe { ptr.as_ref() }.ok_or_else(|| null(what))?;
+    Ok(RawDescriptor {
+        what,
+        dtype: t.dtype,
+        rank: t.rank,
+        shape: t.shape,
+        address: t.data as usize,
+    })
+}
+
+/// As [`read_tensor`], for the output struct.
+///
+/// # Safety
+/// `ptr` is NULL or points to a readable `gk_tensor_mut`.
+pub(crate) unsafe fn read_tensor_mut(
+    what: &'static str,
+    ptr: *const gk_tensor_mut,
+) -> Result<RawDescriptor> {
+    // SAFETY: the caller's contract; NULL is handled by `as_ref`.
+    let t = unsafe { ptr.as_ref() }.ok_or_else(|| null(what))?;
+    Ok(RawDescriptor {
+        what,
+        dtype: t.dtype,
+        rank: t.rank,
+        shape: t.shape,
+        address: t.data as usize,
+    })
+}
+
+fn null(what: &str) -> Error {
+    Error::new(Status::NullPointer, format!("{what} is NULL"))
+}
+
+/// Step 1, shape half: a NULL shape with rank > 0 is `NullPointer`.
+pub(crate) fn check_shape_pointers(raws: &[RawDescriptor]) -> Result<()> {
+    for raw in raws {
+        if raw.shape.is_null() && raw.rank > 0 {
+            return Err(Error::new(
+                Status::NullPointer,
+                format!(
+                    "{}->shape is NULL but {}->rank is {}",
+                    raw.what, raw.what, raw.rank
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Step 2, dtype half: every dtype code is known.
+pub(crate) fn check_dtype_codes(raws: &[RawDescriptor]) -> Result<()> {
+    for raw in raws {
+        DType::try_from(raw.dtype)
+            .map_err(|e| Error::new(e.status(), format!("{}->dtype: {}", raw.what, e.message())))?;
+    }
+    Ok(())
+}
+
+/// Step 2, options half: NULL means the defaults; an unknown flavor is `InvalidArgument`.
+///
+/// # Safety
+/// `ptr` is NULL or points to a readable `gk_options`.
+pub(crate) unsafe fn read_options(ptr: *const gk_options) -> Result<Options> {
+    // SAFETY: the caller's contract; NULL is handled by `as_ref`.
+    let Some(o) = (unsafe { ptr.as_ref() }) else {
+        return Ok(Options::default());
+    };
+    Ok(Options {
+        flavor: Flavor::try_from(o.flavor)?,
+        version: o.version,
+        num_threads: o.num_threads,
+    })
+}
+
+/// Step 2, shape half: rank within `GK_MAX_RANK` (else `InvalidRank`, before the shape is read)
+/// and no negative dimension (`InvalidArgument`). Returns the validated descriptors.
+///
+/// # Safety
+/// Each descriptor's `shape` points to `rank` readable `int64_t` (it is non-NULL when rank > 0,
+/// which step 1 checked).
+pub(crate) unsafe fn read_shapes<const N: usize>(
+    raws: [RawDescriptor; N],
+) -> Result<[Descriptor; N]> {
+    for raw in &raws {
+        check_rank_limit(raw.what, raw.rank)?;
+    }
+    let mut out = raws.map(|raw| Descriptor {
+        // Step 2 checked the codes; this cannot fail, and an error would still be reported.
+        dtype: DType::try_from(raw.dtype).unwrap_or(DType::Uint8),
+        shape: Dims::new(),
+        address: raw.address,
+    });
+    for (raw, d) in raws.iter().zip(out.iter_mut()) {
+        let dims: &[i64] = if raw.rank == 0 {
+            &[]
+        } else {
+            // SAFETY: non-NULL with `rank <= MAX_RANK` readable entries, by the caller's contract.
+            unsafe { std::slice::from_raw_parts(raw.shape, raw.rank) }
+        };
+        for (i, &dim) in dims.iter().enumerate() {
+            let dim = usize::try_from(dim).map_err(|_| {
+                let status = if dim < 0 {
+                    Status::InvalidArgument
+                } else {
+                    Status::Overflow
+                };
+                Error::new(
+                    status,
+                    format!("{}->shape[{i}] is {dim}; dimensions must be >= 0", raw.what),
+                )
+            })?;
+            d.shape.push(dim);
+        }
+    }
+    Ok(out)
+}
+
+/// The three buffers of a call, checked and viewed.
+pub(crate) struct Buffers<'a> {
+    pub(crate) data: &'a [u8],
+    pub(crate) indices: &'a [u8],
+    pub(crate) output: &'a mut [MaybeUninit<u8>],
+}
+
+/// Step 9: a NULL pointer on a tensor with elements is `NullPointer`, a misaligned one
+/// `InvalidArgument`, output bytes overlapping input bytes `Overlap`. Then views the buffers.
+///
+/// # Safety
+/// Each non-NULL address points to at least its descriptor's byte size of memory, readable for
+/// `data` and `indices` and writable for `output`, valid for `'a`; the plan that validated the
+/// descriptors (steps 3–8) has succeeded.
+pub(crate) unsafe fn buffers<'a>(
+    data: &Descriptor,
+    indices: &Descriptor,
+    output: &Descriptor,
+) -> Result<Buffers<'a>> {
+    let parts = [
+        ("data->data", data),
+        ("indices->data", indices),
+        ("output->data", output),
+    ];
+    for (what, d) in parts {
+        if d.address == 0 && d.byte_len() > 0 {
+            return Err(Error::new(
+                Status::NullPointer,
+                format!("{what} is NULL but the tensor has {} bytes", d.byte_len()),
+            ));
+        }
+    }
+    for (what, d) in parts {
+        if d.byte_len() > 0 {
+            check_alignment(what, d.address, d.dtype)?;
+        }
+    }
+    let out = (output.address, output.byte_len());
+    for (what, d) in [("data", data), ("indices", indices)] {
+        let input = (d.address, d.byte_len());
+        if out.1 > 0 && input.1 > 0 && out.0 < input.0 + input.1 && input.0 < out.0 + out.1 {
+            return Err(Error::new(
+                Status::Overlap,
+                format!(
+                    "output bytes [{:#x}, {:#x}) overlap {what} bytes [{:#x}, {:#x})",
+                    out.0,
+                    out.0 + out.1,
+                    input.0,
+                    input.0 + input.1
+                ),
+            ));
+        }
+    }
+    // SAFETY: each view is either empty or a non-NULL, aligned range the caller guarantees valid,
+    // and the output range overlaps neither input range (checked above), so the `&mut` is unique.
+    unsafe {
+        Ok(Buffers {
+            data: view(data),
+            indices: view(indices),
+            output: view_mut(output),
+        })
+    }
+}
+
+unsafe fn view<'a>(d: &Descriptor) -> &'a [u8] {
+    match d.byte_len() {
+        0 => &[],
+        // SAFETY: see `buffers`.
+        n => unsafe { std::slice::from_raw_parts(d.address as *const u8, n) },
+    }
+}
+
+unsafe fn view_mut<'a>(d: &Descriptor) -> &'a mut [MaybeUninit<u8>] {
+    match d.byte_len() {
+        0 => &mut [],
+        // SAFETY: see `buffers`; the output may be uninitialized, hence `MaybeUninit`.
+        n => unsafe { std::slice::from_raw_parts_mut(d.address as *mut MaybeUninit<u8>, n) },
+    }
+}

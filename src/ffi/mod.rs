@@ -1,0 +1,351 @@
+//! The C ABI: types, constants and `extern "C"` functions, and nothing else. Each function reads
+//! its arguments (NULL checks, integer-to-enum conversion), calls the safe Rust API inside the
+//! panic boundary, and returns a status code.
+//!
+//! `include/gatherkit.h` is generated from this module by cbindgen; the doc comments here are the
+//! header's documentation.
+
+#![allow(non_camel_case_types)]
+
+mod boundary;
+mod descriptor;
+
+use crate::error::{Error, Result, Status};
+use crate::ops::gather_elements::GatherElements;
+use crate::ops::gather_nd::GatherNd;
+use boundary::{boundary, guard};
+use descriptor::{
+    buffers, check_dtype_codes, check_shape_pointers, read_options, read_shapes, read_tensor,
+    read_tensor_mut, Descriptor,
+};
+use std::ffi::{c_char, c_void};
+
+/// Library major version (also `gk_version()`).
+pub const GK_VERSION_MAJOR: u32 = 0;
+/// Library minor version.
+pub const GK_VERSION_MINOR: u32 = 1;
+/// Library patch version.
+pub const GK_VERSION_PATCH: u32 = 0;
+
+/// The largest tensor rank accepted; a larger `rank` is GK_STATUS_INVALID_RANK.
+pub const GK_MAX_RANK: usize = 64;
+
+/// 32-bit IEEE float.
+pub const GK_DTYPE_FLOAT: i32 = 1;
+pub const GK_DTYPE_UINT8: i32 = 2;
+pub const GK_DTYPE_INT8: i32 = 3;
+pub const GK_DTYPE_UINT16: i32 = 4;
+pub const GK_DTYPE_INT16: i32 = 5;
+pub const GK_DTYPE_INT32: i32 = 6;
+pub const GK_DTYPE_INT64: i32 = 7;
+/// A `const char *` handle per element; handles are copied, strings never read.
+pub const GK_DTYPE_STRING: i32 = 8;
+/// One byte per element.
+pub const GK_DTYPE_BOOL: i32 = 9;
+/// IEEE half precision, as 2-byte patterns.
+pub const GK_DTYPE_FLOAT16: i32 = 10;
+pub const GK_DTYPE_DOUBLE: i32 = 11;
+pub const GK_DTYPE_UINT32: i32 = 12;
+pub const GK_DTYPE_UINT64: i32 = 13;
+/// Two floats (real, imaginary); 4-byte alignment.
+pub const GK_DTYPE_COMPLEX64: i32 = 14;
+/// Two doubles (real, imaginary); 8-byte alignment.
+pub const GK_DTYPE_COMPLEX128: i32 = 15;
+/// bfloat16, as 2-byte patterns (ONNX opset 13 and newer, and OpenVINO).
+pub const GK_DTYPE_BFLOAT16: i32 = 16;
+
+/// Success.
+pub const GK_STATUS_OK: i32 = 0;
+/// A required pointer is NULL.
+pub const GK_STATUS_NULL_POINTER: i32 = 1;
+/// Unknown dtype code, a dtype the selected version lacks, or indices not int32/int64.
+pub const GK_STATUS_UNSUPPORTED_DTYPE: i32 = 2;
+/// A rank the operator does not accept (or above GK_MAX_RANK).
+pub const GK_STATUS_INVALID_RANK: i32 = 3;
+/// `axis` or `batch_dims` out of range.
+pub const GK_STATUS_INVALID_ATTRIBUTE: i32 = 4;
+/// `data` and `indices` shapes do not fit together.
+pub const GK_STATUS_SHAPE_MISMATCH: i32 = 5;
+/// An index value out of range; the output may be partly written.
+pub const GK_STATUS_INDEX_OUT_OF_BOUNDS: i32 = 6;
+/// The output descriptor's dtype, rank or shape is not the expected one.
+pub const GK_STATUS_OUTPUT_MISMATCH: i32 = 7;
+/// The output bytes overlap the data or indices bytes.
+pub const GK_STATUS_OVERLAP: i32 = 8;
+/// An element count or byte size beyond `PTRDIFF_MAX` bytes.
+pub const GK_STATUS_OVERFLOW: i32 = 9;
+/// The requested operator version does not exist.
+pub const GK_STATUS_UNSUPPORTED_VERSION: i32 = 10;
+/// Unknown flavor, negative dimension, or misaligned data pointer.
+pub const GK_STATUS_INVALID_ARGUMENT: i32 = 11;
+/// An internal panic was caught (a gatherkit bug; please report it).
+pub const GK_STATUS_PANIC: i32 = 12;
+
+/// ONNX operators: GatherElements-11/13, GatherND-11/12/13.
+pub const GK_FLAVOR_ONNX: i32 = 0;
+/// OpenVINO operators: GatherElements-6, GatherND-5/8.
+pub const GK_FLAVOR_OPENVINO: i32 = 1;
+
+/// An input tensor, read only. The library never keeps a pointer past the call.
+#[repr(C)]
+pub struct gk_tensor {
+    /// A GK_DTYPE_* code.
+    pub dtype: i32,
+    /// Number of dimensions, at most GK_MAX_RANK.
+    pub rank: usize,
+    /// `rank` dimensions, each >= 0; may be NULL when rank == 0.
+    pub shape: *const i64,
+    /// Dense row-major elements, aligned for the dtype; may be NULL when the tensor has 0 elements.
+    pub data: *const c_void,
+}
+
+/// The output tensor, allocated by the caller; its dtype and shape must be exactly the expected
+/// ones (see the *_output_shape queries).
+#[repr(C)]
+pub struct gk_tensor_mut {
+    /// A GK_DTYPE_* code; must equal the data's.
+    pub dtype: i32,
+    /// Number of dimensions.
+    pub rank: usize,
+    /// `rank` dimensions; may be NULL when rank == 0.
+    pub shape: *const i64,
+    /// Writable, aligned, not overlapping the inputs; may be NULL when it holds 0 elements.
+    pub data: *mut c_void,
+}
+
+/// Call options. A NULL `gk_options *` means {GK_FLAVOR_ONNX, 0, 0}.
+#[repr(C)]
+pub struct gk_options {
+    /// A GK_FLAVOR_* code.
+    pub flavor: i32,
+    /// The flavor's opset number; 0 selects the newest.
+    pub version: i32,
+    /// 0: library default; 1: calling thread only; n: at most n threads.
+    pub num_threads: usize,
+}
+
+/// Steps 1–2 for an operation with an output descriptor.
+///
+/// # Safety
+/// As for `gk_gather_elements`.
+unsafe fn read_call(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> Result<([Descriptor; 3], crate::Options)> {
+    // SAFETY (all three): pointers are NULL or valid, by the function's contract.
+    let raws = unsafe {
+        [
+            read_tensor("data", data)?,
+            read_tensor("indices", indices)?,
+            read_tensor_mut("output", output)?,
+        ]
+    };
+    check_shape_pointers(&raws)?;
+    check_dtype_codes(&raws)?;
+    // SAFETY: NULL or valid, by contract.
+    let options = unsafe { read_options(options) }?;
+    // SAFETY: shapes were checked non-NULL where rank > 0; contents valid by contract.
+    let descriptors = unsafe { read_shapes(raws) }?;
+    Ok((descriptors, options))
+}
+
+/// Steps 1–2 for a shape query.
+///
+/// # Safety
+/// As for `gk_gather_elements_output_shape`.
+unsafe fn read_query(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    options: *const gk_options,
+    shape_out: *mut i64,
+    shape_capacity: usize,
+    rank_out: *mut usize,
+) -> Result<([Descriptor; 2], crate::Options)> {
+    // SAFETY: pointers are NULL or valid, by the function's contract.
+    let raws = unsafe { [read_tensor("data", data)?, read_tensor("indices", indices)?] };
+    if rank_out.is_null() {
+        return Err(Error::new(Status::NullPointer, "rank_out is NULL"));
+    }
+    if shape_out.is_null() && shape_capacity > 0 {
+        return Err(Error::new(
+            Status::NullPointer,
+            format!("shape_out is NULL but shape_capacity is {shape_capacity}"),
+        ));
+    }
+    check_shape_pointers(&raws)?;
+    check_dtype_codes(&raws)?;
+    // SAFETY: NULL or valid, by contract.
+    let options = unsafe { read_options(options) }?;
+    // SAFETY: shapes were checked non-NULL where rank > 0; contents valid by contract.
+    let descriptors = unsafe { read_shapes(raws) }?;
+    Ok((descriptors, options))
+}
+
+/// Writes an inferred shape for a shape query: the rank always, the dimensions when they fit.
+///
+/// # Safety
+/// `rank_out` is valid for a write; `shape_out` for `shape_capacity` writes when non-NULL.
+unsafe fn write_shape(
+    shape: &[usize],
+    shape_out: *mut i64,
+    shape_capacity: usize,
+    rank_out: *mut usize,
+) -> Result<()> {
+    // SAFETY: checked non-NULL in `read_query`; valid by contract.
+    unsafe { rank_out.write(shape.len()) };
+    if shape_capacity < shape.len() {
+        return Err(Error::new(
+            Status::OutputMismatch,
+            format!(
+                "shape_capacity is {shape_capacity} but the output has rank {}; *rank_out holds the rank needed",
+                shape.len()
+            ),
+        ));
+    }
+    for (i, &d) in shape.iter().enumerate() {
+        // SAFETY: i < shape.len() <= shape_capacity, and shape_out is non-NULL when the capacity
+        // is positive (checked in `read_query`). Dimensions came from int64 values, so they fit.
+        unsafe { shape_out.add(i).write(d as i64) };
+    }
+    Ok(())
+}
+
+/// GatherElements: `output[p] = data[p with p[axis] replaced by indices[p]]`.
+///
+/// Checks, in order (the first failure is returned, and `gk_last_error_message()` says what):
+/// NULL pointers; dtype codes, flavor, ranks <= GK_MAX_RANK, negative dimensions; version; dtypes;
+/// ranks; axis; shapes; sizes; the output descriptor; data pointers (NULL, alignment, overlap);
+/// then index values while gathering. Nothing is written before the index-value check; on
+/// GK_STATUS_INDEX_OUT_OF_BOUNDS the output may be partly written.
+///
+/// # Safety
+/// `data`, `indices`, `output` point to valid descriptors (or are NULL); each descriptor's `shape`
+/// holds `rank` values and its `data` at least the tensor's bytes; `options` is NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather_elements(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    axis: i64,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> i32 {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let ([d, i, o], options) = unsafe { read_call(data, indices, output, options) }?;
+        let plan = GatherElements::new(d.desc(), i.desc(), axis, &options)?;
+        plan.check_output(o.desc())?;
+        // SAFETY: forwarded contract; the plan validated the descriptors.
+        let b = unsafe { buffers(&d, &i, &o) }?;
+        plan.run_bytes_uninit(b.data, b.indices, b.output)
+    })
+}
+
+/// GatherND: each index tuple (the last dimension of `indices`) selects a slice of `data` within
+/// its batch (the first `batch_dims` dimensions).
+///
+/// Checks as `gk_gather_elements`, with `batch_dims` for `axis`. Index values are checked even when
+/// the output has no elements.
+///
+/// # Safety
+/// As for `gk_gather_elements`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather_nd(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    batch_dims: i64,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> i32 {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let ([d, i, o], options) = unsafe { read_call(data, indices, output, options) }?;
+        let plan = GatherNd::new(d.desc(), i.desc(), batch_dims, &options)?;
+        plan.check_output(o.desc())?;
+        // SAFETY: forwarded contract; the plan validated the descriptors.
+        let b = unsafe { buffers(&d, &i, &o) }?;
+        plan.run_bytes_uninit(b.data, b.indices, b.output)
+    })
+}
+
+/// The output shape `gk_gather_elements` would need. Reads dtypes and shapes only (`data` pointers
+/// may be NULL) and returns the same status the operation would for every error that does not
+/// depend on index values or the output. When `shape_capacity` is smaller than the output rank it
+/// returns GK_STATUS_OUTPUT_MISMATCH with `*rank_out` set to the rank needed and `shape_out`
+/// unwritten. `shape_out` may be NULL only when `shape_capacity` is 0.
+///
+/// # Safety
+/// `data` and `indices` as for `gk_gather_elements`; `shape_out` valid for `shape_capacity`
+/// writes; `rank_out` valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather_elements_output_shape(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    axis: i64,
+    options: *const gk_options,
+    shape_out: *mut i64,
+    shape_capacity: usize,
+    rank_out: *mut usize,
+) -> i32 {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let ([d, i], options) =
+            unsafe { read_query(data, indices, options, shape_out, shape_capacity, rank_out) }?;
+        let plan = GatherElements::new(d.desc(), i.desc(), axis, &options)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_shape(plan.output_shape(), shape_out, shape_capacity, rank_out) }
+    })
+}
+
+/// The output shape `gk_gather_nd` would need; as `gk_gather_elements_output_shape`.
+///
+/// # Safety
+/// As for `gk_gather_elements_output_shape`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather_nd_output_shape(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    batch_dims: i64,
+    options: *const gk_options,
+    shape_out: *mut i64,
+    shape_capacity: usize,
+    rank_out: *mut usize,
+) -> i32 {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let ([d, i], options) =
+            unsafe { read_query(data, indices, options, shape_out, shape_capacity, rank_out) }?;
+        let plan = GatherNd::new(d.desc(), i.desc(), batch_dims, &options)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_shape(plan.output_shape(), shape_out, shape_capacity, rank_out) }
+    })
+}
+
+/// A static description of a status code, e.g. "index out of bounds"; "unknown status" for codes
+/// that are not GK_STATUS_* values. Never NULL; never freed.
+#[no_mangle]
+pub extern "C" fn gk_status_string(status: i32) -> *const c_char {
+    guard(c"unknown status".as_ptr(), || {
+        match Status::from_code(status) {
+            Some(s) => s.c_description().as_ptr(),
+            None => c"unknown status".as_ptr(),
+        }
+    })
+}
+
+/// The calling thread's detail on its last failed call (names the argument, value and what was
+/// allowed); "" after a successful call. Never NULL. Owned by the library and valid until the
+/// calling thread's next gatherkit call; copy it to keep it.
+#[no_mangle]
+pub extern "C" fn gk_last_error_message() -> *const c_char {
+    guard(c"".as_ptr(), boundary::last_error_message)
+}
+
+/// The library version, "MAJOR.MINOR.PATCH". Static; never freed.
+#[no_mangle]
+pub extern "C" fn gk_version() -> *const c_char {
+    guard(c"".as_ptr(), || {
+        concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    })
+}

@@ -1,0 +1,103 @@
+//! The monomorphized loops. Everything here assumes a validated plan: shapes fit, buffers have
+//! the planned lengths. Only index *values* are checked here, inside the loops.
+//!
+//! Kernels move [`Lane`]s: width-only element types (`u8`, `u16`, `u32`, `[u32; 2]`,
+//! `[u64; 2]`). A kernel only ever stores lanes it loaded from the data slice, which is what makes
+//! it sound to run a kernel on a `bool` or `StringHandle` output viewed as lanes.
+
+mod gather_elements;
+mod gather_nd;
+mod lanes;
+mod parallel;
+
+pub(crate) use gather_elements::ElementsLayout;
+pub(crate) use gather_nd::NdLayout;
+pub(crate) use lanes::{
+    byte_indices, byte_lanes, byte_lanes_out, bytes_out, element_lanes, element_lanes_out,
+    uninit_lanes_out,
+};
+pub(crate) use parallel::ThreadBudget;
+
+/// A width-only element type that kernels copy. Not nameable outside the crate.
+pub trait Lane: Copy + Send + Sync + 'static {}
+
+impl Lane for u8 {}
+impl Lane for u16 {}
+impl Lane for u32 {}
+impl Lane for [u32; 2] {}
+impl Lane for [u64; 2] {}
+
+/// The first out-of-range index a kernel met, in row-major order of `indices`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BadIndex {
+    /// Flat (row-major) position in `indices`.
+    pub position: usize,
+    /// The index value found there.
+    pub value: i64,
+}
+
+impl BadIndex {
+    /// The earlier of two reports (chunks may report out of order).
+    pub(crate) fn first(a: Option<BadIndex>, b: Option<BadIndex>) -> Option<BadIndex> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if a.position <= b.position { a } else { b }),
+            (a, None) => a,
+            (None, b) => b,
+        }
+    }
+}
+
+/// Maps an index value `v` of a dimension of `size` to `0..size`: negative values count from the
+/// end. `None` when `v` is outside `[-size, size - 1]`.
+///
+/// `size` is at most `isize::MAX` (every dimension of a validated tensor is), so `v + size` for a
+/// negative `v` cannot overflow.
+#[inline(always)]
+pub(crate) fn resolve_index(v: i64, size: usize) -> Option<usize> {
+    let resolved = v + ((v >> 63) & size as i64);
+    if (resolved as u64) < size as u64 {
+        Some(resolved as usize)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_index_accepts_exactly_minus_size_to_size_minus_one() {
+        assert_eq!(resolve_index(0, 3), Some(0));
+        assert_eq!(resolve_index(2, 3), Some(2));
+        assert_eq!(resolve_index(-1, 3), Some(2));
+        assert_eq!(resolve_index(-3, 3), Some(0));
+        assert_eq!(resolve_index(3, 3), None);
+        assert_eq!(resolve_index(-4, 3), None);
+        assert_eq!(resolve_index(0, 0), None);
+        assert_eq!(resolve_index(-1, 0), None);
+        assert_eq!(resolve_index(i64::MIN, 3), None);
+        assert_eq!(resolve_index(i64::MAX, 3), None);
+        let big = isize::MAX as usize;
+        assert_eq!(resolve_index(i64::MIN + 1, big), Some(0));
+        assert_eq!(resolve_index(i64::MAX - 1, big), Some(big - 1));
+        assert_eq!(resolve_index(i64::MAX, big), None);
+        assert_eq!(resolve_index(i64::MIN, big), None);
+    }
+
+    #[test]
+    fn first_bad_index_is_the_lowest_position() {
+        let a = BadIndex {
+            position: 5,
+            value: 9,
+        };
+        let b = BadIndex {
+            position: 2,
+            value: -7,
+        };
+        assert_eq!(BadIndex::first(Some(a), Some(b)), Some(b));
+        assert_eq!(BadIndex::first(None, Some(a)), Some(a));
+        assert_eq!(BadIndex::first(Some(b), None), Some(b));
+        assert_eq!(BadIndex::first(None, None), None);
+    }
+}

@@ -1,0 +1,210 @@
+//! # gatherkit
+//!
+//! ONNX **GatherElements** (11, 13) and **GatherND** (11, 12, 13), and OpenVINO
+//! **GatherElements-6** and **GatherND-5/8**, with exact specification semantics for all sixteen
+//! ONNX element types and `i32`/`i64` indices.
+//!
+//! The same code serves Rust callers directly and C callers through the `gk_*` functions of the
+//! C ABI (see `include/gatherkit.h`).
+//!
+//! ## Three ways to call
+//! - typed: [`gather_elements`], [`gather_nd`] on [`TensorRef`]/[`TensorMut`] views of Rust slices;
+//! - allocating: [`gather_elements_to_vec`], [`gather_nd_to_vec`] return the output shape and data;
+//! - run-time dtype: [`gather_elements_dyn`], [`gather_nd_dyn`] on byte buffers;
+//!
+//! and, for repeated calls with the same shapes, the validated plans [`GatherElements`] and
+//! [`GatherNd`].
+//!
+//! ```
+//! use gatherkit::{gather_elements_to_vec, Options, TensorRef};
+//!
+//! let data = [1.0f32, 2.0, 3.0, 4.0];
+//! let indices = [0i64, 0, 1, 0];
+//! let (shape, out) = gather_elements_to_vec(
+//!     TensorRef::new(&[2, 2], &data),
+//!     TensorRef::new(&[2, 2], &indices),
+//!     1,
+//!     &Options::default(),
+//! )?;
+//! assert_eq!(shape, [2, 2]);
+//! assert_eq!(out, [1.0, 1.0, 4.0, 3.0]);
+//! # Ok::<(), gatherkit::Error>(())
+//! ```
+//!
+//! ## Errors
+//! Every failure is an [`Error`] with a [`Status`] (the C status code) and a message naming the
+//! argument, the value and what was allowed. Everything except index values is checked before the
+//! output is written; an out-of-range index value ([`Status::IndexOutOfBounds`]) may leave the
+//! output partly written.
+
+mod dtype;
+mod error;
+pub mod ffi;
+mod kernels;
+mod ops;
+mod options;
+mod shape;
+mod tensor;
+
+pub use dtype::{DType, Element, IndexElement, StringHandle};
+pub use error::{Error, Result, Status};
+pub use ops::gather_elements::{GatherElements, GatherElementsVersion};
+pub use ops::gather_nd::{GatherNd, GatherNdVersion};
+pub use options::{Flavor, Options};
+pub use shape::MAX_RANK;
+pub use tensor::{DynTensorMut, DynTensorRef, TensorDesc, TensorMut, TensorRef};
+
+pub use half::{bf16, f16};
+pub use num_complex::Complex;
+
+use std::mem::MaybeUninit;
+
+/// GatherElements into a caller-provided output.
+///
+/// `output` must have the indices' shape. See [`GatherElements::new`] for the checks and their
+/// order.
+///
+/// ```
+/// use gatherkit::{gather_elements, Options, TensorMut, TensorRef};
+///
+/// let data = [1, 2, 3, 4, 5, 6, 7, 8, 9i32];
+/// let indices = [-1i32, -2, 0, -2, 0, 0];
+/// let mut out = [0i32; 6];
+/// gather_elements(
+///     TensorRef::new(&[3, 3], &data),
+///     TensorRef::new(&[2, 3], &indices),
+///     0,
+///     TensorMut::new(&[2, 3], &mut out),
+///     &Options::default(),
+/// )?;
+/// assert_eq!(out, [7, 5, 3, 4, 2, 3]);
+/// # Ok::<(), gatherkit::Error>(())
+/// ```
+pub fn gather_elements<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    axis: i64,
+    output: TensorMut<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let plan = GatherElements::new(data.desc(), index_desc(&indices), axis, options)?;
+    plan.check_output(output.desc())?;
+    plan.run(data.data(), indices.data(), output.into_data())
+}
+
+/// GatherElements into a new vector; returns the output shape and elements.
+pub fn gather_elements_to_vec<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    axis: i64,
+    options: &Options,
+) -> Result<(Vec<usize>, Vec<T>)> {
+    let plan = GatherElements::new(data.desc(), index_desc(&indices), axis, options)?;
+    let len = shape::element_count(plan.output_shape()).unwrap_or(0);
+    let out = collect(|buf| plan.run_uninit(data.data(), indices.data(), buf), len)?;
+    Ok((plan.output_shape().to_vec(), out))
+}
+
+/// GatherElements on byte buffers whose dtypes are known only at run time.
+///
+/// ```
+/// use gatherkit::{gather_elements_dyn, DType, DynTensorMut, DynTensorRef, Options};
+///
+/// let data = [10u8, 20, 30];
+/// let indices = 2i32.to_ne_bytes();
+/// let mut out = [0u8; 1];
+/// gather_elements_dyn(
+///     DynTensorRef::new(DType::Uint8, &[3], &data),
+///     DynTensorRef::new(DType::Int32, &[1], &indices),
+///     0,
+///     DynTensorMut::new(DType::Uint8, &[1], &mut out),
+///     &Options::default(),
+/// )?;
+/// assert_eq!(out, [30]);
+/// # Ok::<(), gatherkit::Error>(())
+/// ```
+pub fn gather_elements_dyn(
+    data: DynTensorRef<'_>,
+    indices: DynTensorRef<'_>,
+    axis: i64,
+    output: DynTensorMut<'_>,
+    options: &Options,
+) -> Result<()> {
+    let plan = GatherElements::new(data.desc, indices.desc, axis, options)?;
+    plan.check_output(output.desc)?;
+    plan.run_bytes(data.bytes, indices.bytes, output.bytes)
+}
+
+/// GatherND into a caller-provided output. See [`GatherNd::new`] for the checks and their order.
+///
+/// ```
+/// use gatherkit::{gather_nd, Options, TensorMut, TensorRef};
+///
+/// // ONNX GatherND example 5: batch_dims = 1.
+/// let data = [0, 1, 2, 3, 4, 5, 6, 7i32];
+/// let indices = [1i64, 0];
+/// let mut out = [0i32; 4];
+/// gather_nd(
+///     TensorRef::new(&[2, 2, 2], &data),
+///     TensorRef::new(&[2, 1], &indices),
+///     1,
+///     TensorMut::new(&[2, 2], &mut out),
+///     &Options::default(),
+/// )?;
+/// assert_eq!(out, [2, 3, 4, 5]);
+/// # Ok::<(), gatherkit::Error>(())
+/// ```
+pub fn gather_nd<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    batch_dims: i64,
+    output: TensorMut<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let plan = GatherNd::new(data.desc(), index_desc(&indices), batch_dims, options)?;
+    plan.check_output(output.desc())?;
+    plan.run(data.data(), indices.data(), output.into_data())
+}
+
+/// GatherND into a new vector; returns the output shape and elements.
+pub fn gather_nd_to_vec<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    batch_dims: i64,
+    options: &Options,
+) -> Result<(Vec<usize>, Vec<T>)> {
+    let plan = GatherNd::new(data.desc(), index_desc(&indices), batch_dims, options)?;
+    let len = shape::element_count(plan.output_shape()).unwrap_or(0);
+    let out = collect(|buf| plan.run_uninit(data.data(), indices.data(), buf), len)?;
+    Ok((plan.output_shape().to_vec(), out))
+}
+
+/// GatherND on byte buffers whose dtypes are known only at run time.
+pub fn gather_nd_dyn(
+    data: DynTensorRef<'_>,
+    indices: DynTensorRef<'_>,
+    batch_dims: i64,
+    output: DynTensorMut<'_>,
+    options: &Options,
+) -> Result<()> {
+    let plan = GatherNd::new(data.desc, indices.desc, batch_dims, options)?;
+    plan.check_output(output.desc)?;
+    plan.run_bytes(data.bytes, indices.bytes, output.bytes)
+}
+
+fn index_desc<'a, I: IndexElement>(indices: &TensorRef<'a, I>) -> TensorDesc<'a> {
+    TensorDesc::new(I::DTYPE, indices.shape())
+}
+
+/// Runs `fill` on `len` uninitialized elements and returns them once `fill` succeeded.
+fn collect<T>(
+    fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<()>,
+    len: usize,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(len);
+    fill(&mut out.spare_capacity_mut()[..len])?;
+    // SAFETY: `fill` returned Ok, and both plans' `run_uninit` initialize every element of the
+    // buffer they are given on success.
+    unsafe { out.set_len(len) };
+    Ok(out)
+}

@@ -1,0 +1,311 @@
+//! GatherND: ONNX 11, 12 and 13, OpenVINO 5 and 8.
+
+use super::{checked_sizes, index_type, run_bytes, run_typed, Common, Plan};
+use crate::dtype::{DType, Element, IndexElement};
+use crate::error::{Error, Result, Status};
+use crate::kernels::{self, BadIndex, Lane, NdLayout, ThreadBudget};
+use crate::options::{Flavor, Options};
+use crate::shape::{check_rank_limit, coordinates, format_dims, Dims, MAX_RANK};
+use crate::tensor::TensorDesc;
+use std::mem::MaybeUninit;
+
+/// The GatherND specification a call follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GatherNdVersion {
+    /// ONNX GatherND-11 (opset 11): no batch dimensions, no bfloat16.
+    Onnx11,
+    /// ONNX GatherND-12 (opset 12): adds `batch_dims`.
+    Onnx12,
+    /// ONNX GatherND-13 (opset 13 and newer): adds bfloat16.
+    Onnx13,
+    /// OpenVINO GatherND-5 (opset 5–7): batch dimensions fold into one output dimension.
+    OpenVino5,
+    /// OpenVINO GatherND-8 (opset 8 and newer): output shape as in ONNX.
+    OpenVino8,
+}
+
+impl GatherNdVersion {
+    /// The version `options` selects; a version below the first is `Status::UnsupportedVersion`.
+    pub fn select(options: &Options) -> Result<GatherNdVersion> {
+        Ok(match options.flavor {
+            Flavor::Onnx => match options.resolve_version("GatherND", 11, 13)? {
+                11 => GatherNdVersion::Onnx11,
+                12 => GatherNdVersion::Onnx12,
+                _ => GatherNdVersion::Onnx13,
+            },
+            Flavor::OpenVino => match options.resolve_version("GatherND", 5, 8)? {
+                5..=7 => GatherNdVersion::OpenVino5,
+                _ => GatherNdVersion::OpenVino8,
+            },
+        })
+    }
+
+    /// e.g. `"GatherND-12"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            GatherNdVersion::Onnx11 => "GatherND-11",
+            GatherNdVersion::Onnx12 => "GatherND-12",
+            GatherNdVersion::Onnx13 => "GatherND-13",
+            GatherNdVersion::OpenVino5 => "GatherND-5",
+            GatherNdVersion::OpenVino8 => "GatherND-8",
+        }
+    }
+
+    /// Whether `dtype` is a valid data dtype for this version.
+    pub fn supports(self, dtype: DType) -> bool {
+        !(matches!(self, GatherNdVersion::Onnx11 | GatherNdVersion::Onnx12)
+            && dtype == DType::Bfloat16)
+    }
+}
+
+/// A validated GatherND call: dtypes, ranks, `batch_dims` and shapes checked, output shape known.
+#[derive(Clone, Debug)]
+pub struct GatherNd {
+    version: GatherNdVersion,
+    common: Common,
+    data_shape: Dims,
+    indices_shape: Dims,
+    batch_dims: usize,
+    layout: NdLayout,
+}
+
+impl GatherNd {
+    /// Validates a call (everything but the buffers and index values), in this order:
+    /// version, dtypes, ranks, `batch_dims`, shapes, sizes.
+    pub fn new(
+        data: TensorDesc<'_>,
+        indices: TensorDesc<'_>,
+        batch_dims: i64,
+        options: &Options,
+    ) -> Result<GatherNd> {
+        let version = GatherNdVersion::select(options)?;
+        let op = version.name();
+        if !version.supports(data.dtype) {
+            return Err(Error::new(
+                Status::UnsupportedDtype,
+                format!(
+                    "{op} does not take data dtype {}; ONNX GatherND-13 (opset 13) does",
+                    data.dtype
+                ),
+            ));
+        }
+        let index_type = index_type(op, indices.dtype)?;
+
+        let (r, q) = (data.shape.len(), indices.shape.len());
+        check_rank_limit("data", r)?;
+        check_rank_limit("indices", q)?;
+        if r == 0 || q == 0 {
+            let which = if r == 0 { "data" } else { "indices" };
+            return Err(Error::new(
+                Status::InvalidRank,
+                format!("{op}: {which} has rank 0; it must be at least 1"),
+            ));
+        }
+
+        let limit = r.min(q) as i64;
+        if version == GatherNdVersion::Onnx11 && batch_dims != 0 {
+            return Err(Error::new(
+                Status::InvalidAttribute,
+                format!("{op}: batch_dims is {batch_dims}; this version has no batch dimensions, so it must be 0"),
+            ));
+        }
+        if batch_dims < 0 || batch_dims >= limit {
+            return Err(Error::new(
+                Status::InvalidAttribute,
+                format!("{op}: batch_dims {batch_dims} is out of range [0, {}] (it must be below min(data rank {r}, indices rank {q}))", limit - 1),
+            ));
+        }
+        let b = batch_dims as usize;
+
+        if data.shape[..b] != indices.shape[..b] {
+            let d = (0..b)
+                .find(|&d| data.shape[d] != indices.shape[d])
+                .unwrap_or(0);
+            return Err(Error::new(
+                Status::ShapeMismatch,
+                format!(
+                    "{op}: batch dimension {d} differs: indices.shape[{d}] = {} but data.shape[{d}] = {} (indices shape {}, data shape {})",
+                    indices.shape[d],
+                    data.shape[d],
+                    format_dims(indices.shape),
+                    format_dims(data.shape)
+                ),
+            ));
+        }
+        let k = indices.shape[q - 1];
+        if k < 1 || k > r - b {
+            return Err(Error::new(
+                Status::ShapeMismatch,
+                format!(
+                    "{op}: indices.shape[-1] = {k} must be in [1, {}] (data rank {r} minus batch_dims {b})",
+                    r - b
+                ),
+            ));
+        }
+
+        let output_shape = output_shape(version, data.shape, indices.shape, b, k)?;
+        let (data_len, indices_len, output_len) =
+            checked_sizes(&data, &indices, output_shape.as_slice())?;
+        Ok(GatherNd {
+            version,
+            common: Common {
+                operator: op,
+                data_dtype: data.dtype,
+                index_type,
+                data_len,
+                indices_len,
+                output_shape,
+                output_len,
+                threads: ThreadBudget::new(options.num_threads),
+            },
+            data_shape: Dims::from_slice(data.shape),
+            indices_shape: Dims::from_slice(indices.shape),
+            batch_dims: b,
+            layout: NdLayout::new(data.shape, indices.shape, b),
+        })
+    }
+
+    /// The specification version in use.
+    pub fn version(&self) -> GatherNdVersion {
+        self.version
+    }
+
+    /// The output shape.
+    pub fn output_shape(&self) -> &[usize] {
+        self.common.output_shape.as_slice()
+    }
+
+    /// Checks that `output` has the data's dtype and the output shape
+    /// (`Status::OutputMismatch` otherwise).
+    pub fn check_output(&self, output: TensorDesc<'_>) -> Result<()> {
+        self.common.check_output(&output)
+    }
+
+    /// Gathers into `output`; see [`GatherElements::run`](crate::GatherElements::run) for the
+    /// checks. Index values are checked even when the output has no elements.
+    pub fn run<T: Element, I: IndexElement>(
+        &self,
+        data: &[T],
+        indices: &[I],
+        output: &mut [T],
+    ) -> Result<()> {
+        run_typed(self, data, indices, kernels::element_lanes_out(output))
+    }
+
+    /// As [`run`](GatherNd::run), into uninitialized storage; on `Ok` every element of `output`
+    /// is initialized.
+    pub fn run_uninit<T: Element, I: IndexElement>(
+        &self,
+        data: &[T],
+        indices: &[I],
+        output: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        run_typed(self, data, indices, kernels::uninit_lanes_out(output))
+    }
+
+    /// Gathers between byte buffers; see [`GatherElements::run_bytes`](crate::GatherElements::run_bytes).
+    pub fn run_bytes(&self, data: &[u8], indices: &[u8], output: &mut [u8]) -> Result<()> {
+        run_bytes(self, data, indices, kernels::bytes_out(output))
+    }
+
+    /// As `run_bytes`, into uninitialized bytes.
+    pub fn run_bytes_uninit(
+        &self,
+        data: &[u8],
+        indices: &[u8],
+        output: &mut [MaybeUninit<u8>],
+    ) -> Result<()> {
+        run_bytes(self, data, indices, output)
+    }
+}
+
+/// `indices.shape[:-1] + data.shape[b+k:]`, with GatherND-5 folding the batch dimensions into
+/// one when `b > 0`.
+fn output_shape(
+    version: GatherNdVersion,
+    data: &[usize],
+    indices: &[usize],
+    b: usize,
+    k: usize,
+) -> Result<Dims> {
+    let q = indices.len();
+    let fold = version == GatherNdVersion::OpenVino5 && b > 0;
+    let leading = if fold { 1 + (q - 1 - b) } else { q - 1 };
+    let rank = leading + (data.len() - b - k);
+    if rank > MAX_RANK {
+        return Err(Error::new(
+            Status::InvalidRank,
+            format!(
+                "{}: the output would have rank {rank}; gatherkit supports ranks up to {MAX_RANK}",
+                version.name()
+            ),
+        ));
+    }
+    let mut shape = Dims::new();
+    if fold {
+        // Cannot overflow silently: a product beyond usize is caught as OVERFLOW by the size
+        // check, which sees the saturated value.
+        shape.push(
+            indices[..b]
+                .iter()
+                .fold(1usize, |a, &d| a.saturating_mul(d)),
+        );
+        indices[b..q - 1].iter().for_each(|&d| shape.push(d));
+    } else {
+        indices[..q - 1].iter().for_each(|&d| shape.push(d));
+    }
+    data[b + k..].iter().for_each(|&d| shape.push(d));
+    Ok(shape)
+}
+
+impl Plan for GatherNd {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn work(&self, lane_size: usize, index_size: usize) -> (usize, usize) {
+        self.layout.work(lane_size, index_size)
+    }
+
+    fn gather<L: Lane, I: IndexElement>(
+        &self,
+        data: &[L],
+        indices: &[I],
+        out: &mut [MaybeUninit<L>],
+        threads: usize,
+    ) -> std::result::Result<(), BadIndex> {
+        self.layout.run(data, indices, out, threads)
+    }
+
+    fn bad_index_error(&self, bad: BadIndex) -> Error {
+        let shape = self.indices_shape.as_slice();
+        let at = coordinates(bad.position, shape);
+        let (tuple, component) = at.as_slice().split_at(shape.len() - 1);
+        let component = component[0];
+        let dim = self.batch_dims + component;
+        let size = self.data_shape.as_slice()[dim];
+        let allowed = if size == 0 {
+            format!("data.shape[{dim}] is 0, so no index is valid")
+        } else {
+            format!(
+                "allowed is [{}, {}] for data.shape[{dim}] = {size}",
+                -(size as i128),
+                size - 1
+            )
+        };
+        let mut tuple_at = format_dims(tuple);
+        tuple_at.insert_str(
+            tuple_at.len() - 1,
+            if tuple.is_empty() { ":" } else { ", :" },
+        );
+        Error::new(
+            Status::IndexOutOfBounds,
+            format!(
+                "{}: index tuple indices{tuple_at}, component {component} (indices{}) = {} is out of range; {allowed}",
+                self.common.operator,
+                format_dims(at.as_slice()),
+                bad.value
+            ),
+        )
+    }
+}

@@ -1,0 +1,104 @@
+//! Call options: which specification (flavor and opset version) and how many threads.
+
+use crate::error::{Error, Result, Status};
+
+/// Which specification family the call follows (the C ABI's `GK_FLAVOR_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(i32)]
+pub enum Flavor {
+    /// ONNX operators (GatherElements-11/13, GatherND-11/12/13).
+    #[default]
+    Onnx = 0,
+    /// OpenVINO operators (GatherElements-6, GatherND-5/8).
+    OpenVino = 1,
+}
+
+impl Flavor {
+    /// The C code.
+    pub const fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// `"ONNX"` or `"OpenVINO"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Flavor::Onnx => "ONNX",
+            Flavor::OpenVino => "OpenVINO",
+        }
+    }
+}
+
+impl TryFrom<i32> for Flavor {
+    type Error = Error;
+
+    /// Converts a C flavor code; an unknown code is `Status::InvalidArgument`.
+    fn try_from(code: i32) -> Result<Flavor> {
+        match code {
+            0 => Ok(Flavor::Onnx),
+            1 => Ok(Flavor::OpenVino),
+            _ => Err(Error::new(
+                Status::InvalidArgument,
+                format!(
+                    "options.flavor is {code}; allowed are 0 (GK_FLAVOR_ONNX) and 1 (GK_FLAVOR_OPENVINO)"
+                ),
+            )),
+        }
+    }
+}
+
+/// Options for one call. `Options::default()` is ONNX, newest version, library-default threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Options {
+    /// The specification family.
+    pub flavor: Flavor,
+    /// The flavor's opset number; 0 selects the newest. Versions above the newest behave as the
+    /// newest.
+    pub version: i32,
+    /// 0: library default (the machine's available parallelism); 1: the calling thread only;
+    /// n: at most n threads. Small work always stays on the calling thread.
+    pub num_threads: usize,
+}
+
+impl Options {
+    /// ONNX at `version` (0 = newest).
+    pub fn onnx(version: i32) -> Options {
+        Options {
+            flavor: Flavor::Onnx,
+            version,
+            num_threads: 0,
+        }
+    }
+
+    /// OpenVINO at `version` (0 = newest).
+    pub fn openvino(version: i32) -> Options {
+        Options {
+            flavor: Flavor::OpenVino,
+            version,
+            num_threads: 0,
+        }
+    }
+
+    /// The same options with `num_threads` set.
+    pub fn with_threads(self, num_threads: usize) -> Options {
+        Options {
+            num_threads,
+            ..self
+        }
+    }
+
+    /// The opset number asked for, with 0 replaced by `newest`; below `first` is
+    /// `Status::UnsupportedVersion`.
+    pub(crate) fn resolve_version(&self, operator: &str, first: i32, newest: i32) -> Result<i32> {
+        match self.version {
+            0 => Ok(newest),
+            v if v >= first => Ok(v),
+            v => Err(Error::new(
+                Status::UnsupportedVersion,
+                format!(
+                    "{} {operator} version {v} does not exist; the first is {first} (0 selects the newest, {newest})",
+                    self.flavor.name()
+                ),
+            )),
+        }
+    }
+}

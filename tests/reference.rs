@@ -1,0 +1,653 @@
+//! Randomized comparison with a naive reference kept here: coordinates by division, one element
+//! at a time, no cleverness. Covers all sixteen dtypes, both index types, ranks 1–6, every axis
+//! and batch_dims, both flavors and all versions, valid and invalid inputs, several thread counts.
+
+use gatherkit::{
+    bf16, f16, gather_elements_dyn, gather_elements_to_vec, gather_nd_dyn, gather_nd_to_vec,
+    Complex, DType, DynTensorMut, DynTensorRef, Element, Flavor, IndexElement, Options, Status,
+    StringHandle, TensorRef,
+};
+use std::ffi::c_char;
+
+/// xorshift64*: small, deterministic, good enough to pick shapes and values.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+fn count(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+fn coords(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut c = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        c[d] = flat % shape[d];
+        flat /= shape[d];
+    }
+    c
+}
+
+fn flat(coords: &[usize], shape: &[usize]) -> usize {
+    coords
+        .iter()
+        .zip(shape)
+        .fold(0, |acc, (&c, &d)| acc * d + c)
+}
+
+fn normalize(v: i64, size: usize) -> Option<usize> {
+    let s = size as i64;
+    if v >= -s && v < s {
+        Some(if v < 0 { v + s } else { v } as usize)
+    } else {
+        None
+    }
+}
+
+/// Reference GatherElements: Err(position of the first bad index).
+fn ref_gather_elements<T: Copy>(
+    data: &[T],
+    data_shape: &[usize],
+    indices: &[i64],
+    indices_shape: &[usize],
+    axis: usize,
+) -> Result<Vec<T>, usize> {
+    let mut out = Vec::with_capacity(indices.len());
+    for (p, &v) in indices.iter().enumerate() {
+        let mut c = coords(p, indices_shape);
+        c[axis] = normalize(v, data_shape[axis]).ok_or(p)?;
+        out.push(data[flat(&c, data_shape)]);
+    }
+    Ok(out)
+}
+
+/// Reference GatherND (output in ONNX shape; the memory layout is the same for every version).
+fn ref_gather_nd<T: Copy>(
+    data: &[T],
+    data_shape: &[usize],
+    indices: &[i64],
+    indices_shape: &[usize],
+    b: usize,
+) -> Result<Vec<T>, usize> {
+    let q = indices_shape.len();
+    let k = indices_shape[q - 1];
+    let tuples = count(&indices_shape[..q - 1]);
+    let slice_shape = &data_shape[b + k..];
+    let mut out = Vec::new();
+    for t in 0..tuples {
+        let tc = coords(t, &indices_shape[..q - 1]);
+        let mut dc = tc[..b].to_vec();
+        for j in 0..k {
+            let v = indices[t * k + j];
+            dc.push(normalize(v, data_shape[b + j]).ok_or(t * k + j)?);
+        }
+        for s in 0..count(slice_shape) {
+            let mut full = dc.clone();
+            full.extend(coords(s, slice_shape));
+            out.push(data[flat(&full, data_shape)]);
+        }
+    }
+    Ok(out)
+}
+
+fn ref_nd_output_shape(
+    version: (Flavor, i32),
+    data: &[usize],
+    indices: &[usize],
+    b: usize,
+) -> Vec<usize> {
+    let q = indices.len();
+    let k = indices[q - 1];
+    let mut shape = if version.0 == Flavor::OpenVino && (5..=7).contains(&version.1) && b > 0 {
+        let mut s = vec![count(&indices[..b])];
+        s.extend(&indices[b..q - 1]);
+        s
+    } else {
+        indices[..q - 1].to_vec()
+    };
+    shape.extend(&data[b + k..]);
+    shape
+}
+
+fn bytes_of<T>(v: &[T]) -> &[u8] {
+    // SAFETY: element types have no padding; viewing them as bytes is fine.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+const VERSIONS_GE: &[(Flavor, i32)] = &[
+    (Flavor::Onnx, 11),
+    (Flavor::Onnx, 13),
+    (Flavor::Onnx, 0),
+    (Flavor::OpenVino, 6),
+];
+const VERSIONS_ND: &[(Flavor, i32)] = &[
+    (Flavor::Onnx, 11),
+    (Flavor::Onnx, 12),
+    (Flavor::Onnx, 13),
+    (Flavor::OpenVino, 5),
+    (Flavor::OpenVino, 8),
+];
+
+/// bfloat16 exists from ONNX opset 13 (both operators) and in every OpenVINO version.
+fn bfloat16_allowed(version: (Flavor, i32)) -> bool {
+    match version {
+        (Flavor::OpenVino, _) | (Flavor::Onnx, 0) => true,
+        (Flavor::Onnx, v) => v >= 13,
+    }
+}
+
+struct ElementsCase {
+    data_shape: Vec<usize>,
+    indices_shape: Vec<usize>,
+    indices: Vec<i64>,
+    axis: i64,
+    version: (Flavor, i32),
+    threads: usize,
+}
+
+fn random_elements_case(rng: &mut Rng) -> ElementsCase {
+    let version = VERSIONS_GE[rng.below(VERSIONS_GE.len() as u64) as usize];
+    let r = rng.range(1, 6) as usize;
+    let max_dim = if r > 4 { 3 } else { 5 };
+    let data_shape: Vec<usize> = (0..r)
+        .map(|_| {
+            if rng.chance(5) {
+                0
+            } else {
+                rng.range(1, max_dim) as usize
+            }
+        })
+        .collect();
+    let axis = rng.range(-(r as i64), r as i64 - 1);
+    let a = if axis < 0 { axis + r as i64 } else { axis } as usize;
+    let indices_shape: Vec<usize> = (0..r)
+        .map(|d| {
+            if d == a {
+                rng.range(0, max_dim + 1) as usize
+            } else if version.0 == Flavor::OpenVino {
+                data_shape[d]
+            } else {
+                rng.range(0, data_shape[d] as i64) as usize
+            }
+        })
+        .collect();
+    let s = data_shape[a] as i64;
+    // An empty axis makes every index invalid; draw small values then.
+    let mut indices: Vec<i64> = (0..count(&indices_shape))
+        .map(|_| {
+            if s == 0 {
+                rng.range(-2, 2)
+            } else {
+                rng.range(-s, s - 1)
+            }
+        })
+        .collect();
+    if !indices.is_empty() && rng.chance(15) {
+        let p = rng.below(indices.len() as u64) as usize;
+        indices[p] = if rng.chance(50) {
+            s + rng.range(0, 3)
+        } else {
+            -s - 1 - rng.range(0, 3)
+        };
+    }
+    let threads = [0, 1, 2, 3][rng.below(4) as usize];
+    ElementsCase {
+        data_shape,
+        indices_shape,
+        indices,
+        axis,
+        version,
+        threads,
+    }
+}
+
+struct NdCase {
+    data_shape: Vec<usize>,
+    indices_shape: Vec<usize>,
+    indices: Vec<i64>,
+    batch_dims: usize,
+    version: (Flavor, i32),
+    threads: usize,
+}
+
+fn random_nd_case(rng: &mut Rng) -> NdCase {
+    let version = VERSIONS_ND[rng.below(VERSIONS_ND.len() as u64) as usize];
+    let r = rng.range(1, 6) as usize;
+    let q = rng.range(1, 6) as usize;
+    let max_dim = if r > 4 { 3 } else { 4 };
+    let data_shape: Vec<usize> = (0..r)
+        .map(|_| {
+            if rng.chance(5) {
+                0
+            } else {
+                rng.range(1, max_dim) as usize
+            }
+        })
+        .collect();
+    let b = if version == (Flavor::Onnx, 11) {
+        0
+    } else {
+        rng.range(0, r.min(q) as i64 - 1) as usize
+    };
+    let k = rng.range(1, (r - b) as i64) as usize;
+    let mut indices_shape: Vec<usize> = data_shape[..b].to_vec();
+    for _ in b..q - 1 {
+        indices_shape.push(rng.range(0, 3) as usize);
+    }
+    indices_shape.push(k);
+    let n = count(&indices_shape);
+    let mut indices: Vec<i64> = (0..n)
+        .map(|p| {
+            let s = data_shape[b + p % k] as i64;
+            if s == 0 {
+                0
+            } else {
+                rng.range(-s, s - 1)
+            }
+        })
+        .collect();
+    if n > 0 && rng.chance(15) {
+        let p = rng.below(n as u64) as usize;
+        let s = data_shape[b + p % k] as i64;
+        indices[p] = if rng.chance(50) {
+            s + rng.range(0, 3)
+        } else {
+            -s - 1 - rng.range(0, 3)
+        };
+    }
+    let threads = [0, 1, 2, 3][rng.below(4) as usize];
+    NdCase {
+        data_shape,
+        indices_shape,
+        indices,
+        batch_dims: b,
+        version,
+        threads,
+    }
+}
+
+fn options(version: (Flavor, i32), threads: usize) -> Options {
+    Options {
+        flavor: version.0,
+        version: version.1,
+        num_threads: threads,
+    }
+}
+
+/// Checks `got` against the reference result; for an error, the status and the reported
+/// position of the first bad index.
+fn compare<T: Copy>(
+    ctx: &str,
+    got: gatherkit::Result<(Vec<usize>, Vec<T>)>,
+    expected: Result<Vec<T>, usize>,
+    expected_shape: &[usize],
+    position_text: impl Fn(usize) -> String,
+) {
+    match (got, expected) {
+        (Ok((shape, out)), Ok(want)) => {
+            assert_eq!(shape, expected_shape, "{ctx}: shape");
+            assert_eq!(bytes_of(&out), bytes_of(&want), "{ctx}: values");
+        }
+        (Err(e), Err(p)) => {
+            assert_eq!(e.status(), Status::IndexOutOfBounds, "{ctx}: {e}");
+            let at = position_text(p);
+            assert!(
+                e.message().contains(&at),
+                "{ctx}: {:?} should name {at}",
+                e.message()
+            );
+        }
+        (Ok(_), Err(p)) => panic!("{ctx}: expected a bad index at {p}, got success"),
+        (Err(e), Ok(_)) => panic!("{ctx}: expected success, got {e}"),
+    }
+}
+
+fn format_coords(c: &[usize]) -> String {
+    let parts: Vec<String> = c.iter().map(|x| x.to_string()).collect();
+    format!("indices[{}]", parts.join(", "))
+}
+
+fn run_elements<T: Element, I: IndexElement + TryFrom<i64>>(
+    rng: &mut Rng,
+    value: &impl Fn(u64) -> T,
+    cases: usize,
+) {
+    for i in 0..cases {
+        let case = random_elements_case(rng);
+        if T::DTYPE == DType::Bfloat16 && !bfloat16_allowed(case.version) {
+            continue;
+        }
+        let data: Vec<T> = (0..count(&case.data_shape))
+            .map(|_| value(rng.next()))
+            .collect();
+        let indices: Vec<I> = case
+            .indices
+            .iter()
+            .map(|&v| I::try_from(v).ok().unwrap())
+            .collect();
+        let got = gather_elements_to_vec(
+            TensorRef::new(&case.data_shape, &data),
+            TensorRef::new(&case.indices_shape, &indices),
+            case.axis,
+            &options(case.version, case.threads),
+        );
+        let r = case.data_shape.len() as i64;
+        let a = if case.axis < 0 {
+            case.axis + r
+        } else {
+            case.axis
+        } as usize;
+        let want = ref_gather_elements(
+            &data,
+            &case.data_shape,
+            &case.indices,
+            &case.indices_shape,
+            a,
+        );
+        let ctx = format!(
+            "case {i} {} {}: data {:?} indices {:?} axis {} {:?} threads {}",
+            T::DTYPE,
+            I::DTYPE,
+            case.data_shape,
+            case.indices_shape,
+            case.axis,
+            case.version,
+            case.threads
+        );
+        compare(&ctx, got, want, &case.indices_shape, |p| {
+            format_coords(&coords(p, &case.indices_shape)) + " ="
+        });
+    }
+}
+
+fn run_nd<T: Element, I: IndexElement + TryFrom<i64>>(
+    rng: &mut Rng,
+    value: &impl Fn(u64) -> T,
+    cases: usize,
+) {
+    for i in 0..cases {
+        let case = random_nd_case(rng);
+        if T::DTYPE == DType::Bfloat16 && !bfloat16_allowed(case.version) {
+            continue;
+        }
+        let data: Vec<T> = (0..count(&case.data_shape))
+            .map(|_| value(rng.next()))
+            .collect();
+        let indices: Vec<I> = case
+            .indices
+            .iter()
+            .map(|&v| I::try_from(v).ok().unwrap())
+            .collect();
+        let got = gather_nd_to_vec(
+            TensorRef::new(&case.data_shape, &data),
+            TensorRef::new(&case.indices_shape, &indices),
+            case.batch_dims as i64,
+            &options(case.version, case.threads),
+        );
+        let want = ref_gather_nd(
+            &data,
+            &case.data_shape,
+            &case.indices,
+            &case.indices_shape,
+            case.batch_dims,
+        );
+        let shape = ref_nd_output_shape(
+            case.version,
+            &case.data_shape,
+            &case.indices_shape,
+            case.batch_dims,
+        );
+        let ctx = format!(
+            "case {i} {} {}: data {:?} indices {:?} b {} {:?} threads {}",
+            T::DTYPE,
+            I::DTYPE,
+            case.data_shape,
+            case.indices_shape,
+            case.batch_dims,
+            case.version,
+            case.threads
+        );
+        compare(&ctx, got, want, &shape, |p| {
+            format_coords(&coords(p, &case.indices_shape)) + ") ="
+        });
+    }
+}
+
+fn run_both<T: Element>(seed: u64, value: impl Fn(u64) -> T) {
+    let mut rng = Rng(seed);
+    run_elements::<T, i64>(&mut rng, &value, 300);
+    run_elements::<T, i32>(&mut rng, &value, 300);
+    run_nd::<T, i64>(&mut rng, &value, 300);
+    run_nd::<T, i32>(&mut rng, &value, 300);
+}
+
+#[test]
+fn every_dtype_matches_the_reference() {
+    run_both::<f32>(1, |x| f32::from_bits(x as u32));
+    run_both::<u8>(2, |x| x as u8);
+    run_both::<i8>(3, |x| x as i8);
+    run_both::<u16>(4, |x| x as u16);
+    run_both::<i16>(5, |x| x as i16);
+    run_both::<i32>(6, |x| x as i32);
+    run_both::<i64>(7, |x| x as i64);
+    // Handles are copied, never read, so any address will do.
+    run_both::<StringHandle>(8, |x| StringHandle(x as usize as *const c_char));
+    run_both::<bool>(9, |x| x & 1 == 1);
+    run_both::<f16>(10, |x| f16::from_bits(x as u16));
+    run_both::<f64>(11, f64::from_bits);
+    run_both::<u32>(12, |x| x as u32);
+    run_both::<u64>(13, |x| x);
+    run_both::<Complex<f32>>(14, |x| {
+        Complex::new(f32::from_bits(x as u32), f32::from_bits((x >> 32) as u32))
+    });
+    run_both::<Complex<f64>>(15, |x| {
+        Complex::new(f64::from_bits(x), f64::from_bits(x.rotate_left(17)))
+    });
+    run_both::<bf16>(16, |x| bf16::from_bits(x as u16));
+}
+
+/// The byte API with dtypes chosen at run time agrees with the reference on byte patterns.
+#[test]
+fn byte_api_matches_the_reference_for_every_width() {
+    let mut rng = Rng(99);
+    for i in 0..2000 {
+        let dtype = DType::ALL[rng.below(16) as usize];
+        let w = dtype.size();
+        let use_nd = rng.chance(50);
+        let (data_shape, indices_shape, indices, attribute, version, threads) = if use_nd {
+            let c = random_nd_case(&mut rng);
+            (
+                c.data_shape,
+                c.indices_shape,
+                c.indices,
+                c.batch_dims as i64,
+                c.version,
+                c.threads,
+            )
+        } else {
+            let c = random_elements_case(&mut rng);
+            (
+                c.data_shape,
+                c.indices_shape,
+                c.indices,
+                c.axis,
+                c.version,
+                c.threads,
+            )
+        };
+        if dtype == DType::Bfloat16 && !bfloat16_allowed(version) {
+            continue;
+        }
+        // 16-byte words keep every dtype aligned; elements are byte chunks of the width.
+        let n = count(&data_shape);
+        let data_words: Vec<u128> = (0..(n * w).div_ceil(16))
+            .map(|_| (rng.next() as u128) << 64 | rng.next() as u128)
+            .collect();
+        let data_bytes = &bytes_of(&data_words)[..n * w];
+        let chunks: Vec<&[u8]> = data_bytes.chunks(w).collect();
+        let r = data_shape.len() as i64;
+        let (want, out_shape) = if use_nd {
+            let b = attribute as usize;
+            (
+                ref_gather_nd(&chunks, &data_shape, &indices, &indices_shape, b),
+                ref_nd_output_shape(version, &data_shape, &indices_shape, b),
+            )
+        } else {
+            let a = if attribute < 0 {
+                attribute + r
+            } else {
+                attribute
+            } as usize;
+            (
+                ref_gather_elements(&chunks, &data_shape, &indices, &indices_shape, a),
+                indices_shape.clone(),
+            )
+        };
+        let out_len = count(&out_shape) * w;
+        let mut out_words = vec![0u128; out_len.div_ceil(16)];
+        // SAFETY: viewing initialized words as bytes.
+        let out_bytes =
+            unsafe { std::slice::from_raw_parts_mut(out_words.as_mut_ptr().cast::<u8>(), out_len) };
+        let data_t = DynTensorRef::new(dtype, &data_shape, data_bytes);
+        let idx_t = DynTensorRef::new(DType::Int64, &indices_shape, bytes_of(&indices));
+        let out_t = DynTensorMut::new(dtype, &out_shape, out_bytes);
+        let opts = options(version, threads);
+        let got = if use_nd {
+            gather_nd_dyn(data_t, idx_t, attribute, out_t, &opts)
+        } else {
+            gather_elements_dyn(data_t, idx_t, attribute, out_t, &opts)
+        };
+        let ctx = format!("case {i} {dtype} nd={use_nd} data {data_shape:?} indices {indices_shape:?} attr {attribute} {version:?}");
+        match (got, want) {
+            (Ok(()), Ok(want)) => assert_eq!(
+                &bytes_of(&out_words)[..out_len],
+                want.concat().as_slice(),
+                "{ctx}"
+            ),
+            (Err(e), Err(_)) => assert_eq!(e.status(), Status::IndexOutOfBounds, "{ctx}"),
+            (got, want) => panic!("{ctx}: got {got:?}, reference {:?}", want.map(|_| ())),
+        }
+    }
+}
+
+/// Large enough to be split across threads: every thread count gives the same bytes and, with
+/// several bad indices spread over the chunks, the same (first) error.
+#[test]
+fn thread_counts_agree_bit_for_bit_and_report_the_same_first_error() {
+    let mut rng = Rng(7);
+    let data_shape = [256usize, 1024];
+    let data: Vec<f32> = (0..count(&data_shape))
+        .map(|_| f32::from_bits(rng.next() as u32))
+        .collect();
+    for axis in [0i64, 1] {
+        let s = data_shape[axis as usize] as i64;
+        let mut indices: Vec<i64> = (0..data.len()).map(|_| rng.range(-s, s - 1)).collect();
+        let mut first = None;
+        for threads in [1, 2, 3, 4, 0] {
+            let got = gather_elements_to_vec(
+                TensorRef::new(&data_shape, &data),
+                TensorRef::new(&data_shape, &indices),
+                axis,
+                &Options::default().with_threads(threads),
+            )
+            .unwrap();
+            let want =
+                ref_gather_elements(&data, &data_shape, &indices, &data_shape, axis as usize)
+                    .unwrap();
+            assert_eq!(
+                bytes_of(&got.1),
+                bytes_of(&want),
+                "axis {axis}, {threads} threads"
+            );
+        }
+        // Bad values late in the last chunk and early in the second half: the earlier one wins.
+        let late = indices.len() - 3;
+        let mid = indices.len() / 2 + 17;
+        indices[late] = s;
+        indices[mid] = -s - 1;
+        for threads in [1, 2, 3, 4] {
+            let e = gather_elements_to_vec(
+                TensorRef::new(&data_shape, &data),
+                TensorRef::new(&data_shape, &indices),
+                axis,
+                &Options::default().with_threads(threads),
+            )
+            .unwrap_err();
+            let m = e.message().to_string();
+            assert!(m.contains(&format_coords(&coords(mid, &data_shape))), "{m}");
+            assert_eq!(first.get_or_insert(m.clone()), &m, "{threads} threads");
+        }
+    }
+
+    // GatherND with many tuples, each a 64-element row.
+    let data_shape = [4096usize, 64];
+    let data: Vec<u32> = (0..count(&data_shape) as u32).collect();
+    let mut indices: Vec<i32> = (0..65536).map(|_| rng.range(-4096, 4095) as i32).collect();
+    let indices64: Vec<i64> = indices.iter().map(|&v| v as i64).collect();
+    let want = ref_gather_nd(&data, &data_shape, &indices64, &[65536, 1], 0).unwrap();
+    for threads in [1, 2, 3, 0] {
+        let (_, got) = gather_nd_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&[65536, 1], &indices),
+            0,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        assert!(
+            got == want,
+            "GatherND with {threads} threads differs from the reference"
+        );
+    }
+    // Batched, with chunk boundaries inside batches (18000 tuples over 4 threads).
+    let data_shape = [6usize, 1000, 32];
+    let data: Vec<u32> = (0..count(&data_shape) as u32).collect();
+    let batched: Vec<i64> = (0..18000).map(|_| rng.range(-1000, 999)).collect();
+    let want = ref_gather_nd(&data, &data_shape, &batched, &[6, 3000, 1], 1).unwrap();
+    for threads in [1, 2, 3, 4, 0] {
+        let (_, got) = gather_nd_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&[6, 3000, 1], &batched),
+            1,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        assert!(
+            got == want,
+            "batched GatherND with {threads} threads differs from the reference"
+        );
+    }
+
+    let data_shape = [4096usize, 64];
+    let data: Vec<u32> = (0..count(&data_shape) as u32).collect();
+    indices[60000] = 4096;
+    indices[40000] = -4097;
+    for threads in [1, 2, 3] {
+        let e = gather_nd_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&[65536, 1], &indices),
+            0,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap_err();
+        assert!(
+            e.message().contains("indices[40000, 0]) = -4097"),
+            "{threads} threads: {}",
+            e.message()
+        );
+    }
+}

@@ -444,7 +444,7 @@ fn openvino_gather_nd_5_folds_batch_dimensions_and_8_does_not() {
         .map(|n| {
             let (b0, b1) = (n / 9, (n / 3) % 3);
             let (i, j) = (n % 4, (n / 4) % 2);
-            (((b0 * 3 + b1) * 4 + i) * 2 + j) as i32
+            ((b0 * 3 + b1) * 4 + i) * 2 + j
         })
         .collect();
     for (version, shape) in [

@@ -37,6 +37,10 @@ pub(crate) fn uninit_lanes_out<T: Element>(
 /// `bytes` as lanes, or `None` when the address is not aligned for `L` or the length is not a
 /// multiple of its size.
 pub(crate) fn byte_lanes<L: Lane>(bytes: &[u8]) -> Option<&[L]> {
+    // An empty slice may sit at any address; it needs no alignment.
+    if bytes.is_empty() {
+        return Some(&[]);
+    }
     if bytes.as_ptr() as usize % align_of::<L>() != 0 || bytes.len() % size_of::<L>() != 0 {
         return None;
     }
@@ -58,6 +62,9 @@ pub(crate) fn bytes_out(bytes: &mut [u8]) -> &mut [MaybeUninit<u8>] {
 pub(crate) fn byte_lanes_out<L: Lane>(
     bytes: &mut [MaybeUninit<u8>],
 ) -> Option<&mut [MaybeUninit<L>]> {
+    if bytes.is_empty() {
+        return Some(&mut []);
+    }
     if bytes.as_ptr() as usize % align_of::<L>() != 0 || bytes.len() % size_of::<L>() != 0 {
         return None;
     }
@@ -72,6 +79,9 @@ pub(crate) fn byte_lanes_out<L: Lane>(
 
 /// `bytes` as index values, with the conditions of [`byte_lanes`] for `I`.
 pub(crate) fn byte_indices<I: IndexElement>(bytes: &[u8]) -> Option<&[I]> {
+    if bytes.is_empty() {
+        return Some(&[]);
+    }
     if bytes.as_ptr() as usize % align_of::<I>() != 0 || bytes.len() % size_of::<I>() != 0 {
         return None;
     }
@@ -95,5 +105,10 @@ mod tests {
         assert!(byte_lanes::<u32>(&bytes[..6]).is_none());
         assert_eq!(byte_indices::<i64>(&bytes[8..]).map(<[i64]>::len), Some(3));
         assert!(byte_indices::<i64>(&bytes[4..12]).is_none());
+        assert_eq!(
+            byte_lanes::<[u64; 2]>(&bytes[3..3]).map(<[[u64; 2]]>::len),
+            Some(0)
+        );
+        assert_eq!(byte_indices::<i64>(&[]).map(<[i64]>::len), Some(0));
     }
 }

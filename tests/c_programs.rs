@@ -1,0 +1,182 @@
+//! Builds the C programs in `c-tests/` with the C compiler the `cc` crate picks, with
+//! `-std=c99 -Wall -Wextra -Werror`, links each against the static and the shared library that
+//! this `cargo test` built, and runs them. The header is also compiled as C++.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PROGRAMS: &[&str] = &[
+    "test_spec_examples",
+    "test_dtypes",
+    "test_errors",
+    "test_text",
+];
+
+/// Builds the library's C artifacts (`cargo test` builds only the rlib) into a target directory of
+/// this test's own, since the outer cargo holds the main one; returns where they are.
+fn artifact_dir() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let target_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cargo");
+            let release = !cfg!(debug_assertions);
+            let mut cmd = Command::new(option_env!("CARGO").unwrap_or("cargo"));
+            cmd.args(["build", "--lib", "--quiet", "--manifest-path"])
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+                .arg("--target-dir")
+                .arg(&target_dir);
+            if release {
+                cmd.arg("--release");
+            }
+            let status = cmd.status().expect("cargo runs");
+            assert!(status.success(), "cargo build --lib failed");
+            let dir = target_dir.join(if release { "release" } else { "debug" });
+            for lib in ["libgatherkit.a", "libgatherkit.so"] {
+                assert!(
+                    dir.join(lib).exists(),
+                    "{} was not built",
+                    dir.join(lib).display()
+                );
+            }
+            dir
+        })
+        .clone()
+}
+
+fn compiler(cpp: bool) -> cc::Tool {
+    cc::Build::new()
+        .cpp(cpp)
+        .target(env!("GATHERKIT_BUILD_TARGET"))
+        .host(env!("GATHERKIT_BUILD_HOST"))
+        .opt_level(1)
+        .debug(false)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .try_get_compiler()
+        .expect("a C compiler")
+}
+
+/// The shared library under its SONAME (and the link-time name) in a directory of its own, so the
+/// loader finds what the programs record as NEEDED.
+fn shared_lib_dir(artifacts: &Path) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-shared");
+    std::fs::create_dir_all(&dir).unwrap();
+    let soname = format!("libgatherkit.so.{}", env!("CARGO_PKG_VERSION_MAJOR"));
+    for name in [soname.as_str(), "libgatherkit.so"] {
+        std::fs::copy(artifacts.join("libgatherkit.so"), dir.join(name)).unwrap();
+    }
+    dir
+}
+
+fn build(source: &Path, exe: &Path, cpp: bool, link: &[String]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = compiler(cpp).to_command();
+    if !cpp {
+        cmd.arg("-std=c99");
+    }
+    cmd.args(["-Wall", "-Wextra", "-Werror"])
+        .arg("-I")
+        .arg(root.join("include"))
+        .arg(source)
+        .arg("-o")
+        .arg(exe)
+        .args(link);
+    let output = cmd.output().expect("the C compiler runs");
+    assert!(
+        output.status.success(),
+        "compiling {} failed:\n{}{}",
+        source.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn run(exe: &Path) {
+    let output = Command::new(exe).output().expect("the test program runs");
+    assert!(
+        output.status.success(),
+        "{} failed ({}):\n{}{}",
+        exe.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn static_link(artifacts: &Path) -> Vec<String> {
+    let mut args = vec![artifacts.join("libgatherkit.a").display().to_string()];
+    args.extend(
+        [
+            "-lpthread",
+            "-ldl",
+            "-lm",
+            "-lrt",
+            "-lutil",
+            "-lgcc_s",
+            "-lc",
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+fn shared_link(dir: &Path) -> Vec<String> {
+    vec![
+        format!("-L{}", dir.display()),
+        format!("-Wl,-rpath,{}", dir.display()),
+        "-lgatherkit".into(),
+    ]
+}
+
+#[test]
+fn c_programs_pass_against_the_static_library() {
+    let artifacts = artifact_dir();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-static");
+    std::fs::create_dir_all(&out).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for program in PROGRAMS {
+        let exe = out.join(program);
+        build(
+            &root.join("c-tests").join(format!("{program}.c")),
+            &exe,
+            false,
+            &static_link(&artifacts),
+        );
+        run(&exe);
+    }
+}
+
+#[test]
+fn c_programs_pass_against_the_shared_library() {
+    let artifacts = artifact_dir();
+    let lib_dir = shared_lib_dir(&artifacts);
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-shared-bin");
+    std::fs::create_dir_all(&out).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for program in PROGRAMS {
+        let exe = out.join(program);
+        build(
+            &root.join("c-tests").join(format!("{program}.c")),
+            &exe,
+            false,
+            &shared_link(&lib_dir),
+        );
+        run(&exe);
+    }
+    let exe = out.join("test_header_cpp");
+    build(
+        &root.join("c-tests/test_header_cpp.cpp"),
+        &exe,
+        true,
+        &shared_link(&lib_dir),
+    );
+    run(&exe);
+    let demo = out.join("demo");
+    build(
+        &root.join("examples/demo.c"),
+        &demo,
+        false,
+        &shared_link(&lib_dir),
+    );
+    run(&demo);
+}

@@ -59,6 +59,11 @@ pub use num_complex::Complex;
 
 use std::mem::MaybeUninit;
 
+/// The README's Rust examples run as doc tests, so the front page stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
 /// GatherElements into a caller-provided output.
 ///
 /// `output` must have the indices' shape. See [`GatherElements::new`] for the checks and their
@@ -111,11 +116,14 @@ pub fn gather_elements_to_vec<T: Element, I: IndexElement>(
 /// use gatherkit::{gather_elements_dyn, DType, DynTensorMut, DynTensorRef, Options};
 ///
 /// let data = [10u8, 20, 30];
-/// let indices = 2i32.to_ne_bytes();
+/// let indices = [2i32];
+/// // Byte buffers must keep their dtype's alignment: view the i32 array rather than copy bytes.
+/// // SAFETY: an initialized i32 array viewed as its 4 bytes.
+/// let index_bytes = unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), 4) };
 /// let mut out = [0u8; 1];
 /// gather_elements_dyn(
 ///     DynTensorRef::new(DType::Uint8, &[3], &data),
-///     DynTensorRef::new(DType::Int32, &[1], &indices),
+///     DynTensorRef::new(DType::Int32, &[1], index_bytes),
 ///     0,
 ///     DynTensorMut::new(DType::Uint8, &[1], &mut out),
 ///     &Options::default(),

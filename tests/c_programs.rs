@@ -180,3 +180,25 @@ fn c_programs_pass_against_the_shared_library() {
     );
     run(&demo);
 }
+
+/// The README's C usage example compiles warning-free, runs, and prints what it says.
+#[test]
+fn readme_c_example_runs_and_prints_the_documented_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme.find("```c\n").expect("README has a C example") + 5;
+    let end = start + readme[start..].find("```").unwrap();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("readme-example");
+    std::fs::create_dir_all(&out).unwrap();
+    let source = out.join("readme_example.c");
+    std::fs::write(&source, &readme[start..end]).unwrap();
+    let exe = out.join("readme_example");
+    build(&source, &exe, false, &static_link(&artifact_dir()));
+    let output = Command::new(&exe).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "7 5 3 4 2 3\n");
+}

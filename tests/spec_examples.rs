@@ -306,13 +306,25 @@ fn as_bytes_mut(words: &mut [u64], len: usize) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), len) }
 }
 
-#[test]
-fn gather_elements_spec_examples() {
-    for case in GATHER_ELEMENTS {
+type Typed =
+    fn(TensorRef<i32>, TensorRef<i64>, i64, TensorMut<i32>, &Options) -> gatherkit::Result<()>;
+type ToVec =
+    fn(TensorRef<i32>, TensorRef<i32>, i64, &Options) -> gatherkit::Result<(Vec<usize>, Vec<i32>)>;
+type Bytes = fn(DynTensorRef, DynTensorRef, i64, DynTensorMut, &Options) -> gatherkit::Result<()>;
+
+/// One operator's three entry points: typed, allocating (fed int32 indices), bytes.
+struct Entry {
+    typed: Typed,
+    to_vec: ToVec,
+    bytes: Bytes,
+}
+
+fn check_examples(cases: &[Case], entry: Entry) {
+    for case in cases {
         for options in case.versions {
             let ctx = format!("{} under {:?}", case.name, options);
             let mut out = vec![-99; case.output.len()];
-            gather_elements(
+            (entry.typed)(
                 TensorRef::new(case.data_shape, case.data),
                 TensorRef::new(case.indices_shape, case.indices),
                 case.attribute,
@@ -323,7 +335,7 @@ fn gather_elements_spec_examples() {
             assert_eq!(out, case.output, "{ctx}, int64 indices");
 
             let indices32 = to_i32(case.indices);
-            let (shape, out) = gather_elements_to_vec(
+            let (shape, out) = (entry.to_vec)(
                 TensorRef::new(case.data_shape, case.data),
                 TensorRef::new(case.indices_shape, &indices32),
                 case.attribute,
@@ -339,7 +351,7 @@ fn gather_elements_spec_examples() {
             let data = aligned(&bytes(case.data));
             let idx = aligned(&bytes(case.indices));
             let mut out = vec![0u64; case.output.len().div_ceil(2)];
-            gather_elements_dyn(
+            (entry.bytes)(
                 DynTensorRef::new(
                     DType::Int32,
                     case.data_shape,
@@ -369,65 +381,27 @@ fn gather_elements_spec_examples() {
 }
 
 #[test]
+fn gather_elements_spec_examples() {
+    check_examples(
+        GATHER_ELEMENTS,
+        Entry {
+            typed: gather_elements,
+            to_vec: gather_elements_to_vec,
+            bytes: gather_elements_dyn,
+        },
+    );
+}
+
+#[test]
 fn gather_nd_spec_examples() {
-    for case in GATHER_ND {
-        for options in case.versions {
-            let ctx = format!("{} under {:?}", case.name, options);
-            let mut out = vec![-99; case.output.len()];
-            gather_nd(
-                TensorRef::new(case.data_shape, case.data),
-                TensorRef::new(case.indices_shape, case.indices),
-                case.attribute,
-                TensorMut::new(case.output_shape, &mut out),
-                options,
-            )
-            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
-            assert_eq!(out, case.output, "{ctx}, int64 indices");
-
-            let indices32 = to_i32(case.indices);
-            let (shape, out) = gather_nd_to_vec(
-                TensorRef::new(case.data_shape, case.data),
-                TensorRef::new(case.indices_shape, &indices32),
-                case.attribute,
-                options,
-            )
-            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
-            assert_eq!(
-                (shape.as_slice(), out.as_slice()),
-                (case.output_shape, case.output),
-                "{ctx}, int32"
-            );
-
-            let data = aligned(&bytes(case.data));
-            let idx = aligned(&bytes(case.indices));
-            let mut out = vec![0u64; case.output.len().div_ceil(2)];
-            gather_nd_dyn(
-                DynTensorRef::new(
-                    DType::Int32,
-                    case.data_shape,
-                    as_bytes(&data, case.data.len() * 4),
-                ),
-                DynTensorRef::new(
-                    DType::Int64,
-                    case.indices_shape,
-                    as_bytes(&idx, case.indices.len() * 8),
-                ),
-                case.attribute,
-                DynTensorMut::new(
-                    DType::Int32,
-                    case.output_shape,
-                    as_bytes_mut(&mut out, case.output.len() * 4),
-                ),
-                options,
-            )
-            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
-            assert_eq!(
-                as_bytes(&out, case.output.len() * 4),
-                bytes(case.output),
-                "{ctx}, bytes"
-            );
-        }
-    }
+    check_examples(
+        GATHER_ND,
+        Entry {
+            typed: gather_nd,
+            to_vec: gather_nd_to_vec,
+            bytes: gather_nd_dyn,
+        },
+    );
 }
 
 /// The OpenVINO GatherND summary's example: data [2,3,4,2], indices [2,3,3,2], b = 2 gives

@@ -13,6 +13,9 @@ mod descriptor;
 use crate::error::{Error, Result, Status};
 use crate::ops::gather_elements::GatherElements;
 use crate::ops::gather_nd::GatherNd;
+use crate::ops::{run_bytes, Plan};
+use crate::options::Options;
+use crate::tensor::TensorDesc;
 use boundary::{boundary, guard};
 use descriptor::{
     buffers, check_dtype_codes, check_shape_pointers, read_options, read_shapes, read_tensor,
@@ -133,7 +136,7 @@ unsafe fn read_call(
     indices: *const gk_tensor,
     output: *const gk_tensor_mut,
     options: *const gk_options,
-) -> Result<([Descriptor; 3], crate::Options)> {
+) -> Result<([Descriptor; 3], Options)> {
     // SAFETY (all three): pointers are NULL or valid, by the function's contract.
     let raws = unsafe {
         [
@@ -162,7 +165,7 @@ unsafe fn read_query(
     shape_out: *mut i64,
     shape_capacity: usize,
     rank_out: *mut usize,
-) -> Result<([Descriptor; 2], crate::Options)> {
+) -> Result<([Descriptor; 2], Options)> {
     // SAFETY: pointers are NULL or valid, by the function's contract.
     let raws = unsafe { [read_tensor("data", data)?, read_tensor("indices", indices)?] };
     if rank_out.is_null() {
@@ -212,6 +215,55 @@ unsafe fn write_shape(
     Ok(())
 }
 
+/// One gather call through the C ABI: steps 1–2 here, 3–8 in the plan `make` builds, step 9 on
+/// the raw pointers, then the kernels.
+///
+/// # Safety
+/// As for `gk_gather_elements`.
+unsafe fn gather_call<P: Plan>(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<P>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let ([d, i, o], options) = unsafe { read_call(data, indices, output, options) }?;
+    let plan = make(d.desc(), i.desc(), &options)?;
+    plan.common().check_output(&o.desc())?;
+    // SAFETY: forwarded contract; the plan validated the descriptors.
+    let b = unsafe { buffers(&d, &i, &o) }?;
+    run_bytes(&plan, b.data, b.indices, b.output)
+}
+
+/// One shape query through the C ABI: steps 1–7, then the shape written out.
+///
+/// # Safety
+/// As for `gk_gather_elements_output_shape`.
+unsafe fn shape_query<P: Plan>(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    options: *const gk_options,
+    shape_out: *mut i64,
+    shape_capacity: usize,
+    rank_out: *mut usize,
+    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<P>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let ([d, i], options) =
+        unsafe { read_query(data, indices, options, shape_out, shape_capacity, rank_out) }?;
+    let plan = make(d.desc(), i.desc(), &options)?;
+    // SAFETY: forwarded contract.
+    unsafe {
+        write_shape(
+            plan.common().output_shape.as_slice(),
+            shape_out,
+            shape_capacity,
+            rank_out,
+        )
+    }
+}
+
 /// GatherElements: `output[p] = data[p with p[axis] replaced by indices[p]]`.
 ///
 /// Checks, in order (the first failure is returned, and `gk_last_error_message()` says what):
@@ -231,14 +283,11 @@ pub unsafe extern "C" fn gk_gather_elements(
     output: *const gk_tensor_mut,
     options: *const gk_options,
 ) -> i32 {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let ([d, i, o], options) = unsafe { read_call(data, indices, output, options) }?;
-        let plan = GatherElements::new(d.desc(), i.desc(), axis, &options)?;
-        plan.check_output(o.desc())?;
-        // SAFETY: forwarded contract; the plan validated the descriptors.
-        let b = unsafe { buffers(&d, &i, &o) }?;
-        plan.run_bytes_uninit(b.data, b.indices, b.output)
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        gather_call(data, indices, output, options, |d, i, o| {
+            GatherElements::new(d, i, axis, o)
+        })
     })
 }
 
@@ -258,14 +307,11 @@ pub unsafe extern "C" fn gk_gather_nd(
     output: *const gk_tensor_mut,
     options: *const gk_options,
 ) -> i32 {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let ([d, i, o], options) = unsafe { read_call(data, indices, output, options) }?;
-        let plan = GatherNd::new(d.desc(), i.desc(), batch_dims, &options)?;
-        plan.check_output(o.desc())?;
-        // SAFETY: forwarded contract; the plan validated the descriptors.
-        let b = unsafe { buffers(&d, &i, &o) }?;
-        plan.run_bytes_uninit(b.data, b.indices, b.output)
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        gather_call(data, indices, output, options, |d, i, o| {
+            GatherNd::new(d, i, batch_dims, o)
+        })
     })
 }
 
@@ -290,11 +336,17 @@ pub unsafe extern "C" fn gk_gather_elements_output_shape(
 ) -> i32 {
     boundary(|| {
         // SAFETY: forwarded contract.
-        let ([d, i], options) =
-            unsafe { read_query(data, indices, options, shape_out, shape_capacity, rank_out) }?;
-        let plan = GatherElements::new(d.desc(), i.desc(), axis, &options)?;
-        // SAFETY: forwarded contract.
-        unsafe { write_shape(plan.output_shape(), shape_out, shape_capacity, rank_out) }
+        unsafe {
+            shape_query(
+                data,
+                indices,
+                options,
+                shape_out,
+                shape_capacity,
+                rank_out,
+                |d, i, o| GatherElements::new(d, i, axis, o),
+            )
+        }
     })
 }
 
@@ -314,11 +366,17 @@ pub unsafe extern "C" fn gk_gather_nd_output_shape(
 ) -> i32 {
     boundary(|| {
         // SAFETY: forwarded contract.
-        let ([d, i], options) =
-            unsafe { read_query(data, indices, options, shape_out, shape_capacity, rank_out) }?;
-        let plan = GatherNd::new(d.desc(), i.desc(), batch_dims, &options)?;
-        // SAFETY: forwarded contract.
-        unsafe { write_shape(plan.output_shape(), shape_out, shape_capacity, rank_out) }
+        unsafe {
+            shape_query(
+                data,
+                indices,
+                options,
+                shape_out,
+                shape_capacity,
+                rank_out,
+                |d, i, o| GatherNd::new(d, i, batch_dims, o),
+            )
+        }
     })
 }
 

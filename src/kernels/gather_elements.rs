@@ -135,25 +135,16 @@ impl ElementsLayout {
             for (row, out_row) in rows.zip(chunk.chunks_exact_mut(self.row_len)) {
                 let first = row * self.row_len;
                 let idx_row = &indices[first..first + self.row_len];
-                let gathered = if self.inner_stride == 0 {
-                    gather_along_axis(
-                        data,
-                        cursor.base,
-                        self.axis_stride,
-                        self.axis_size,
-                        idx_row,
-                        out_row,
-                    )
+                let (base, inner, stride, size) = (
+                    cursor.base,
+                    self.inner_stride,
+                    self.axis_stride,
+                    self.axis_size,
+                );
+                let gathered = if inner == 0 {
+                    gather_row::<L, I, false>(data, base, inner, stride, size, idx_row, out_row)
                 } else {
-                    gather_across_axis(
-                        data,
-                        cursor.base,
-                        self.inner_stride,
-                        self.axis_stride,
-                        self.axis_size,
-                        idx_row,
-                        out_row,
-                    )
+                    gather_row::<L, I, true>(data, base, inner, stride, size, idx_row, out_row)
                 };
                 gathered.map_err(|(j, value)| BadIndex {
                     position: first + j,
@@ -166,27 +157,11 @@ impl ElementsLayout {
     }
 }
 
-/// A row that runs along the axis: `out[j] = data[base + r(idx[j]) * axis_stride]`.
+/// One row: `out[j] = data[base + j * inner_stride + r(idx[j]) * axis_stride]`. A row that runs
+/// along the axis (`ACROSS == false`) has no `j` term; the flag keeps that a compile-time fact.
 #[inline(always)]
-fn gather_along_axis<L: Lane, I: IndexElement>(
-    data: &[L],
-    base: usize,
-    axis_stride: usize,
-    axis_size: usize,
-    idx: &[I],
-    out: &mut [MaybeUninit<L>],
-) -> Result<(), (usize, i64)> {
-    for (j, (o, &v)) in out.iter_mut().zip(idx).enumerate() {
-        let v = v.to_i64();
-        let r = resolve_index(v, axis_size).ok_or((j, v))?;
-        o.write(data[base + r * axis_stride]);
-    }
-    Ok(())
-}
-
-/// A row across the axis: `out[j] = data[base + j * inner_stride + r(idx[j]) * axis_stride]`.
-#[inline(always)]
-fn gather_across_axis<L: Lane, I: IndexElement>(
+#[allow(clippy::too_many_arguments)]
+fn gather_row<L: Lane, I: IndexElement, const ACROSS: bool>(
     data: &[L],
     base: usize,
     inner_stride: usize,
@@ -198,7 +173,8 @@ fn gather_across_axis<L: Lane, I: IndexElement>(
     for (j, (o, &v)) in out.iter_mut().zip(idx).enumerate() {
         let v = v.to_i64();
         let r = resolve_index(v, axis_size).ok_or((j, v))?;
-        o.write(data[base + j * inner_stride + r * axis_stride]);
+        let along = if ACROSS { j * inner_stride } else { 0 };
+        o.write(data[base + along + r * axis_stride]);
     }
     Ok(())
 }

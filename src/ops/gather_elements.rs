@@ -1,6 +1,6 @@
 //! GatherElements: ONNX 11 and 13, OpenVINO 6.
 
-use super::{checked_sizes, index_type, run_bytes, run_typed, Common, Plan};
+use super::{allowed_range, checked_sizes, index_type, run_bytes, run_typed, Common, Plan};
 use crate::dtype::{DType, Element, IndexElement};
 use crate::error::{Error, Result, Status};
 use crate::kernels::{self, BadIndex, ElementsLayout, Lane, ThreadBudget};
@@ -242,16 +242,7 @@ impl Plan for GatherElements {
     fn bad_index_error(&self, bad: BadIndex) -> Error {
         let at = coordinates(bad.position, self.indices_shape.as_slice());
         let size = self.data_shape.as_slice()[self.axis];
-        let allowed = if size == 0 {
-            format!("data.shape[{}] is 0, so no index is valid", self.axis)
-        } else {
-            format!(
-                "allowed is [{}, {}] for data.shape[{}] = {size}",
-                -(size as i128),
-                size - 1,
-                self.axis
-            )
-        };
+        let allowed = allowed_range(self.axis, size);
         Error::new(
             Status::IndexOutOfBounds,
             format!(

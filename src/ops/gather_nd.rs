@@ -1,6 +1,6 @@
 //! GatherND: ONNX 11, 12 and 13, OpenVINO 5 and 8.
 
-use super::{checked_sizes, index_type, run_bytes, run_typed, Common, Plan};
+use super::{allowed_range, checked_sizes, index_type, run_bytes, run_typed, Common, Plan};
 use crate::dtype::{DType, Element, IndexElement};
 use crate::error::{Error, Result, Status};
 use crate::kernels::{self, BadIndex, Lane, NdLayout, ThreadBudget};
@@ -284,15 +284,7 @@ impl Plan for GatherNd {
         let component = component[0];
         let dim = self.batch_dims + component;
         let size = self.data_shape.as_slice()[dim];
-        let allowed = if size == 0 {
-            format!("data.shape[{dim}] is 0, so no index is valid")
-        } else {
-            format!(
-                "allowed is [{}, {}] for data.shape[{dim}] = {size}",
-                -(size as i128),
-                size - 1
-            )
-        };
+        let allowed = allowed_range(dim, size);
         let mut tuple_at = format_dims(tuple);
         tuple_at.insert_str(
             tuple_at.len() - 1,

@@ -49,6 +49,19 @@ pub(crate) trait Plan: Sync {
     fn bad_index_error(&self, bad: BadIndex) -> Error;
 }
 
+/// How an out-of-range message states the valid range of data dimension `dim` of `size`.
+pub(crate) fn allowed_range(dim: usize, size: usize) -> String {
+    if size == 0 {
+        format!("data.shape[{dim}] is 0, so no index is valid")
+    } else {
+        format!(
+            "allowed is [{}, {}] for data.shape[{dim}] = {size}",
+            -(size as i128),
+            size - 1
+        )
+    }
+}
+
 /// Step 3, indices half: the index dtype must be int32 or int64.
 pub(crate) fn index_type(operator: &str, indices: DType) -> Result<IndexType> {
     IndexType::of(indices).ok_or_else(|| {

@@ -5,7 +5,7 @@
 use gatherkit::{
     bf16, f16, gather_elements_dyn, gather_elements_to_vec, gather_nd_dyn, gather_nd_to_vec,
     Complex, DType, DynTensorMut, DynTensorRef, Element, Flavor, IndexElement, Options, Status,
-    StringHandle, TensorRef,
+    StringHandle, TensorDesc, TensorRef,
 };
 use std::ffi::c_char;
 
@@ -650,4 +650,102 @@ fn thread_counts_agree_bit_for_bit_and_report_the_same_first_error() {
             e.message()
         );
     }
+}
+
+/// The rules of the specification tables, written out independently: the status a call must get
+/// from its shapes and attributes alone (None: valid).
+fn expected_plan_status(
+    nd: bool,
+    version: (Flavor, i32),
+    data: &[usize],
+    indices: &[usize],
+    attr: i64,
+) -> Option<Status> {
+    let (r, q) = (data.len() as i64, indices.len() as i64);
+    if nd {
+        if r < 1 || q < 1 {
+            return Some(Status::InvalidRank);
+        }
+        if attr < 0 || attr >= r.min(q) || (version == (Flavor::Onnx, 11) && attr != 0) {
+            return Some(Status::InvalidAttribute);
+        }
+        let b = attr as usize;
+        let k = indices[indices.len() - 1] as i64;
+        if data[..b] != indices[..b] || k < 1 || k > r - attr {
+            return Some(Status::ShapeMismatch);
+        }
+    } else {
+        if r < 1 || q != r {
+            return Some(Status::InvalidRank);
+        }
+        if attr < -r || attr >= r {
+            return Some(Status::InvalidAttribute);
+        }
+        let a = if attr < 0 { attr + r } else { attr } as usize;
+        let equal = version.0 == Flavor::OpenVino;
+        let bad = (0..data.len()).any(|d| {
+            d != a
+                && if equal {
+                    indices[d] != data[d]
+                } else {
+                    indices[d] > data[d]
+                }
+        });
+        if bad {
+            return Some(Status::ShapeMismatch);
+        }
+    }
+    None
+}
+
+#[test]
+fn random_shapes_and_attributes_get_the_status_the_rules_give() {
+    let mut rng = Rng(2024);
+    let mut invalid = 0;
+    for i in 0..20000 {
+        let nd = rng.chance(50);
+        let versions = if nd { VERSIONS_ND } else { VERSIONS_GE };
+        let version = versions[rng.below(versions.len() as u64) as usize];
+        let r = rng.range(0, 4) as usize;
+        let q = if rng.chance(70) {
+            r.max(1)
+        } else {
+            rng.range(0, 4) as usize
+        };
+        let data: Vec<usize> = (0..r).map(|_| rng.range(0, 3) as usize).collect();
+        let indices: Vec<usize> = (0..q)
+            .map(|d| {
+                if d < r && rng.chance(60) {
+                    data[d]
+                } else {
+                    rng.range(0, 4) as usize
+                }
+            })
+            .collect();
+        let attr = rng.range(-4, 4);
+        let want = expected_plan_status(nd, version, &data, &indices, attr);
+        let opts = options(version, 1);
+        let (dd, id) = (
+            TensorDesc::new(DType::Float, &data),
+            TensorDesc::new(DType::Int64, &indices),
+        );
+        let got = if nd {
+            gatherkit::GatherNd::new(dd, id, attr, &opts)
+                .err()
+                .map(|e| e.status())
+        } else {
+            gatherkit::GatherElements::new(dd, id, attr, &opts)
+                .err()
+                .map(|e| e.status())
+        };
+        invalid += want.is_some() as usize;
+        assert_eq!(
+            got, want,
+            "case {i}: nd={nd} {version:?} data {data:?} indices {indices:?} attr {attr}"
+        );
+    }
+    assert!(
+        invalid > 5000 && invalid < 19000,
+        "the generator should mix valid and invalid calls ({invalid})"
+    );
 }

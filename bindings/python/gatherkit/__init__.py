@@ -1,0 +1,225 @@
+"""gatherkit for Python: ONNX GatherElements / GatherND (and the OpenVINO variants) on numpy
+arrays, through the library's C ABI with ctypes (no compiled extension).
+
+    >>> import numpy as np, gatherkit
+    >>> gatherkit.gather_elements(np.array([[1, 2], [3, 4]]), np.array([[0, 0], [1, 0]]), axis=1)
+    array([[1, 1],
+           [4, 3]])
+
+The shared library is found through the ``GATHERKIT_LIBRARY`` environment variable first (a path to
+``libgatherkit.so``), then the source tree's build outputs (``build/lib``, ``target/release``,
+``target/debug``), then the system loader.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import pathlib
+
+import numpy as np
+
+__all__ = ["gather_elements", "gather_nd", "GatherkitError", "library_version", "STATUS_NAMES"]
+
+STATUS_NAMES = {
+    0: "OK",
+    1: "NULL_POINTER",
+    2: "UNSUPPORTED_DTYPE",
+    3: "INVALID_RANK",
+    4: "INVALID_ATTRIBUTE",
+    5: "SHAPE_MISMATCH",
+    6: "INDEX_OUT_OF_BOUNDS",
+    7: "OUTPUT_MISMATCH",
+    8: "OVERLAP",
+    9: "OVERFLOW",
+    10: "UNSUPPORTED_VERSION",
+    11: "INVALID_ARGUMENT",
+    12: "PANIC",
+}
+
+_FLAVORS = {"onnx": 0, "openvino": 1}
+_DTYPE_STRING = 8
+_DTYPE_BFLOAT16 = 16
+_MAX_RANK = 64
+
+# numpy dtype -> GK_DTYPE_* code. Strings are object arrays (str or bytes elements).
+_DTYPE_CODES = {
+    np.dtype(np.float32): 1,
+    np.dtype(np.uint8): 2,
+    np.dtype(np.int8): 3,
+    np.dtype(np.uint16): 4,
+    np.dtype(np.int16): 5,
+    np.dtype(np.int32): 6,
+    np.dtype(np.int64): 7,
+    np.dtype(np.bool_): 9,
+    np.dtype(np.float16): 10,
+    np.dtype(np.float64): 11,
+    np.dtype(np.uint32): 12,
+    np.dtype(np.uint64): 13,
+    np.dtype(np.complex64): 14,
+    np.dtype(np.complex128): 15,
+}
+try:  # bfloat16 when ml_dtypes is installed
+    import ml_dtypes
+
+    _DTYPE_CODES[np.dtype(ml_dtypes.bfloat16)] = _DTYPE_BFLOAT16
+except ImportError:  # pragma: no cover - optional dependency
+    pass
+
+
+class GatherkitError(Exception):
+    """A failed call: ``status`` is the GK_STATUS_* code, ``status_name`` its name, ``message`` the
+    library's explanation (which argument, value, position and what was allowed)."""
+
+    def __init__(self, status, message):
+        self.status = status
+        self.status_name = STATUS_NAMES.get(status, "UNKNOWN")
+        self.message = message
+        super().__init__(f"{self.status_name} ({status}): {message}")
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [
+        ("dtype", ctypes.c_int32),
+        ("rank", ctypes.c_size_t),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("data", ctypes.c_void_p),
+    ]
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("flavor", ctypes.c_int32), ("version", ctypes.c_int32), ("num_threads", ctypes.c_size_t)]
+
+
+def _candidates():
+    env = os.environ.get("GATHERKIT_LIBRARY")
+    if env:
+        yield env
+        return
+    root = pathlib.Path(__file__).resolve().parents[3]
+    for rel in ("build/lib/libgatherkit.so", "target/release/libgatherkit.so", "target/debug/libgatherkit.so"):
+        path = root / rel
+        if path.exists():
+            yield str(path)
+    found = ctypes.util.find_library("gatherkit")
+    yield found or "libgatherkit.so.0"
+
+
+def _load():
+    errors = []
+    for candidate in _candidates():
+        try:
+            lib = ctypes.CDLL(candidate)
+        except OSError as e:
+            errors.append(f"{candidate}: {e}")
+            continue
+        tensor_p = ctypes.POINTER(_Tensor)
+        options_p = ctypes.POINTER(_Options)
+        for name in ("gk_gather_elements", "gk_gather_nd"):
+            fn = getattr(lib, name)
+            fn.argtypes = [tensor_p, tensor_p, ctypes.c_int64, tensor_p, options_p]
+            fn.restype = ctypes.c_int32
+        for name in ("gk_gather_elements_output_shape", "gk_gather_nd_output_shape"):
+            fn = getattr(lib, name)
+            fn.argtypes = [
+                tensor_p,
+                tensor_p,
+                ctypes.c_int64,
+                options_p,
+                ctypes.POINTER(ctypes.c_int64),
+                ctypes.c_size_t,
+                ctypes.POINTER(ctypes.c_size_t),
+            ]
+            fn.restype = ctypes.c_int32
+        lib.gk_last_error_message.argtypes = []
+        lib.gk_last_error_message.restype = ctypes.c_char_p
+        lib.gk_version.argtypes = []
+        lib.gk_version.restype = ctypes.c_char_p
+        return lib
+    raise OSError("gatherkit: libgatherkit not found (set GATHERKIT_LIBRARY): " + "; ".join(errors))
+
+
+_lib = _load()
+
+
+def library_version():
+    """The loaded library's version, "MAJOR.MINOR.PATCH"."""
+    return _lib.gk_version().decode()
+
+
+def _check(status):
+    if status != 0:
+        raise GatherkitError(status, _lib.gk_last_error_message().decode("utf-8", "replace"))
+
+
+class _Prepared:
+    """A numpy array as a C tensor descriptor; keeps what the descriptor points to alive."""
+
+    def __init__(self, array, what):
+        if array.dtype == np.dtype(object):
+            self.code = _DTYPE_STRING
+            self.objects = array.reshape(-1)
+            encoded = [s.encode() if isinstance(s, str) else s for s in self.objects]
+            for s in encoded:
+                if not isinstance(s, bytes):
+                    raise TypeError(f"{what}: object arrays must hold str or bytes, not {type(s).__name__}")
+            self.keep = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
+            self.array = None
+            address = ctypes.cast(self.keep, ctypes.c_void_p).value
+        else:
+            code = _DTYPE_CODES.get(array.dtype)
+            if code is None:
+                raise GatherkitError(2, f"{what}: numpy dtype {array.dtype} has no gatherkit dtype")
+            self.code = code
+            self.array = np.ascontiguousarray(array)
+            address = self.array.ctypes.data
+        self.shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
+        self.tensor = _Tensor(self.code, array.ndim, self.shape, address)
+
+
+def _options(flavor, version, num_threads):
+    if flavor not in _FLAVORS:
+        raise ValueError(f"flavor must be one of {sorted(_FLAVORS)}, not {flavor!r}")
+    return _Options(_FLAVORS[flavor], int(version), int(num_threads))
+
+
+def _run(query, gather, data, indices, attribute, options):
+    d = _Prepared(np.asarray(data), "data")
+    i = _Prepared(np.asarray(indices), "indices")
+    shape = (ctypes.c_int64 * _MAX_RANK)()
+    rank = ctypes.c_size_t(0)
+    _check(query(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(options), shape, _MAX_RANK,
+                 ctypes.byref(rank)))
+    out_shape = tuple(shape[k] for k in range(rank.value))
+    if d.code == _DTYPE_STRING:
+        handles = (ctypes.c_void_p * max(int(np.prod(out_shape, dtype=np.int64)), 1))()
+        out_tensor = _Tensor(_DTYPE_STRING, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
+                             ctypes.cast(handles, ctypes.c_void_p).value)
+        _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(out_tensor),
+                      ctypes.byref(options)))
+        # Handles are copied, never made: map each back to the caller's own object.
+        by_address = {ctypes.cast(d.keep, ctypes.POINTER(ctypes.c_void_p))[k]: obj for k, obj in enumerate(d.objects)}
+        out = np.empty(out_shape, dtype=object)
+        flat = out.reshape(-1)
+        for k in range(flat.size):
+            flat[k] = by_address[handles[k]]
+        return out
+    out = np.empty(out_shape, dtype=d.array.dtype)
+    out_tensor = _Tensor(d.code, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape), out.ctypes.data)
+    _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(out_tensor),
+                  ctypes.byref(options)))
+    return out
+
+
+def gather_elements(data, indices, axis=0, *, flavor="onnx", version=0, num_threads=0):
+    """GatherElements: ``out[p] = data[p with p[axis] replaced by indices[p]]``; the output has the
+    indices' shape. ``flavor`` is "onnx" or "openvino"; ``version`` the opset (0 = newest).
+    Raises GatherkitError on bad input."""
+    return _run(_lib.gk_gather_elements_output_shape, _lib.gk_gather_elements, data, indices, int(axis),
+                _options(flavor, version, num_threads))
+
+
+def gather_nd(data, indices, batch_dims=0, *, flavor="onnx", version=0, num_threads=0):
+    """GatherND: each index tuple (the last dimension of ``indices``) selects a slice of ``data``
+    within its batch (the first ``batch_dims`` dimensions). Raises GatherkitError on bad input."""
+    return _run(_lib.gk_gather_nd_output_shape, _lib.gk_gather_nd, data, indices, int(batch_dims),
+                _options(flavor, version, num_threads))

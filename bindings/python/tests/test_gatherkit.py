@@ -1,0 +1,101 @@
+"""The Python binding against the spec examples, every numpy dtype, strings, and the errors."""
+
+import numpy as np
+import pytest
+
+import gatherkit
+
+ALL_DTYPES = [
+    np.float32, np.uint8, np.int8, np.uint16, np.int16, np.int32, np.int64, np.bool_, np.float16,
+    np.float64, np.uint32, np.uint64, np.complex64, np.complex128,
+]
+
+
+def test_version_is_semver():
+    major, minor, patch = gatherkit.library_version().split(".")
+    assert all(part.isdigit() for part in (major, minor, patch))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("flavor,version", [("onnx", 11), ("onnx", 13), ("onnx", 0), ("openvino", 6)])
+def test_gather_elements_spec_examples(index_dtype, flavor, version):
+    data = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    out = gatherkit.gather_elements(data, np.array([[0, 0], [1, 0]], dtype=index_dtype), axis=1,
+                                    flavor=flavor, version=version)
+    np.testing.assert_array_equal(out, [[1, 1], [4, 3]])
+    assert out.dtype == np.float32
+    data = np.arange(1, 10, dtype=np.float32).reshape(3, 3)
+    out = gatherkit.gather_elements(data, np.array([[-1, -2, 0], [-2, 0, 0]], dtype=index_dtype), axis=0,
+                                    flavor=flavor, version=version)
+    np.testing.assert_array_equal(out, [[7, 5, 3], [4, 2, 3]])
+
+
+def test_gather_nd_spec_examples():
+    data = np.array([[0, 1], [2, 3]], dtype=np.int32)
+    np.testing.assert_array_equal(gatherkit.gather_nd(data, np.array([[0, 0], [1, 1]])), [0, 3])
+    np.testing.assert_array_equal(gatherkit.gather_nd(data, np.array([[1], [0]])), [[2, 3], [0, 1]])
+    data = np.arange(8, dtype=np.int32).reshape(2, 2, 2)
+    np.testing.assert_array_equal(gatherkit.gather_nd(data, np.array([[0, 1], [1, 0]])), [[2, 3], [4, 5]])
+    np.testing.assert_array_equal(gatherkit.gather_nd(data, np.array([[[0, 1]], [[1, 0]]])), [[[2, 3]], [[4, 5]]])
+    np.testing.assert_array_equal(gatherkit.gather_nd(data, np.array([[1], [0]]), batch_dims=1), [[2, 3], [4, 5]])
+
+
+def test_gather_nd_openvino_5_folds_batch_dimensions():
+    data = np.arange(48, dtype=np.int16).reshape(2, 3, 4, 2)
+    indices = np.zeros((2, 3, 3, 2), dtype=np.int64)
+    assert gatherkit.gather_nd(data, indices, 2, flavor="openvino", version=5).shape == (6, 3)
+    assert gatherkit.gather_nd(data, indices, 2, flavor="openvino", version=8).shape == (2, 3, 3)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_every_numpy_dtype_matches_numpy_indexing(dtype):
+    rng = np.random.default_rng(5)
+    data = (rng.integers(0, 100, size=(4, 5, 3)) % (2 if dtype == np.bool_ else 100)).astype(dtype)
+    indices = rng.integers(-5, 5, size=(4, 7, 3))
+    expected = np.take_along_axis(data, np.where(indices < 0, indices + 5, indices), axis=1)
+    np.testing.assert_array_equal(gatherkit.gather_elements(data, indices, axis=1, num_threads=2), expected)
+    tuples = rng.integers(0, 4, size=(6, 1))
+    np.testing.assert_array_equal(gatherkit.gather_nd(data, tuples), data[tuples[:, 0]])
+
+
+def test_bfloat16_through_ml_dtypes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    data = np.array([1.5, 2.5, 3.5], dtype=ml_dtypes.bfloat16)
+    out = gatherkit.gather_elements(data, np.array([2, 0]))
+    assert out.dtype == data.dtype
+    np.testing.assert_array_equal(out.astype(np.float32), [3.5, 1.5])
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather_elements(data, np.array([0]), version=11)
+    assert e.value.status == 2 and "bfloat16" in e.value.message
+
+
+def test_strings_come_back_as_the_same_objects():
+    words = np.array(["zero", "one", "two", "three"], dtype=object)
+    out = gatherkit.gather_elements(words, np.array([3, -4, 1]))
+    assert out.dtype == object
+    assert list(out) == ["three", "zero", "one"]
+    assert out[0] is words[3]
+    out = gatherkit.gather_nd(np.array([[b"a", b"b"], [b"c", b"d"]], dtype=object), np.array([[1, 0]]))
+    assert list(out) == [b"c"]
+
+
+def test_errors_carry_status_and_message():
+    data = np.arange(6, dtype=np.float64).reshape(2, 3)
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather_elements(data, np.array([[0, 3, 0]]), axis=1)
+    assert e.value.status == 6 and e.value.status_name == "INDEX_OUT_OF_BOUNDS"
+    assert "indices[0, 1] = 3" in e.value.message and "[-3, 2]" in e.value.message
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather_elements(data, np.array([[0]]), axis=2)
+    assert e.value.status == 4 and "axis 2" in e.value.message
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather_nd(data, np.array([[0, 0, 0]]))
+    assert e.value.status == 5
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather_elements(data, np.array([[0.0]]))
+    assert e.value.status == 2 and "indices dtype is double" in e.value.message
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather_elements(data, np.array([[0]]), version=10)
+    assert e.value.status == 10
+    with pytest.raises(ValueError):
+        gatherkit.gather_elements(data, np.array([[0]]), flavor="tflite")

@@ -36,20 +36,38 @@
 #define GK_MAX_RANK 64
 
 /**
- * 32-bit IEEE float.
+ * 32-bit IEEE float. GK_DTYPE_* codes are ONNX TensorProto.DataType numbers.
  */
 #define GK_DTYPE_FLOAT 1
 
+/**
+ * Unsigned 8-bit integer.
+ */
 #define GK_DTYPE_UINT8 2
 
+/**
+ * Signed 8-bit integer.
+ */
 #define GK_DTYPE_INT8 3
 
+/**
+ * Unsigned 16-bit integer.
+ */
 #define GK_DTYPE_UINT16 4
 
+/**
+ * Signed 16-bit integer.
+ */
 #define GK_DTYPE_INT16 5
 
+/**
+ * Signed 32-bit integer (also an index dtype).
+ */
 #define GK_DTYPE_INT32 6
 
+/**
+ * Signed 64-bit integer (also an index dtype).
+ */
 #define GK_DTYPE_INT64 7
 
 /**
@@ -67,10 +85,19 @@
  */
 #define GK_DTYPE_FLOAT16 10
 
+/**
+ * 64-bit IEEE float.
+ */
 #define GK_DTYPE_DOUBLE 11
 
+/**
+ * Unsigned 32-bit integer.
+ */
 #define GK_DTYPE_UINT32 12
 
+/**
+ * Unsigned 64-bit integer.
+ */
 #define GK_DTYPE_UINT64 13
 
 /**

@@ -15,25 +15,37 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i32)]
 pub enum DType {
+    /// 32-bit IEEE float (`f32`).
     Float = 1,
+    /// `u8`.
     Uint8 = 2,
+    /// `i8`.
     Int8 = 3,
+    /// `u16`.
     Uint16 = 4,
+    /// `i16`.
     Int16 = 5,
+    /// `i32`.
     Int32 = 6,
+    /// `i64`.
     Int64 = 7,
     /// A `const char *` handle; gatherkit copies handles and never touches the strings.
     String = 8,
     /// One byte, 0 or 1.
     Bool = 9,
+    /// IEEE half precision (`half::f16`), moved as a 2-byte pattern.
     Float16 = 10,
+    /// 64-bit IEEE float (`f64`).
     Double = 11,
+    /// `u32`.
     Uint32 = 12,
+    /// `u64`.
     Uint64 = 13,
     /// A pair of `f32` (real, imaginary).
     Complex64 = 14,
     /// A pair of `f64` (real, imaginary).
     Complex128 = 15,
+    /// bfloat16 (`half::bf16`), moved as a 2-byte pattern; ONNX opset 13+ and OpenVINO.
     Bfloat16 = 16,
 }
 

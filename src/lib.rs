@@ -37,6 +37,8 @@
 //! output is written; an out-of-range index value ([`Status::IndexOutOfBounds`]) may leave the
 //! output partly written.
 
+#![warn(missing_docs)]
+
 mod dtype;
 mod error;
 pub mod ffi;

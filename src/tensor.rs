@@ -8,11 +8,14 @@ use crate::dtype::{DType, Element};
 /// A dtype and a shape, without data: what validation and shape inference need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorDesc<'a> {
+    /// The element type.
     pub dtype: DType,
+    /// The dimensions, outermost first.
     pub shape: &'a [usize],
 }
 
 impl<'a> TensorDesc<'a> {
+    /// A descriptor of `dtype` elements in `shape`.
     pub fn new(dtype: DType, shape: &'a [usize]) -> TensorDesc<'a> {
         TensorDesc { dtype, shape }
     }
@@ -26,20 +29,24 @@ pub struct TensorRef<'a, T> {
 }
 
 impl<'a, T> TensorRef<'a, T> {
+    /// A view of `data` as a tensor of `shape` (checked when an operator uses it).
     pub fn new(shape: &'a [usize], data: &'a [T]) -> TensorRef<'a, T> {
         TensorRef { shape, data }
     }
 
+    /// The dimensions.
     pub fn shape(&self) -> &'a [usize] {
         self.shape
     }
 
+    /// The elements, row-major.
     pub fn data(&self) -> &'a [T] {
         self.data
     }
 }
 
 impl<'a, T: Element> TensorRef<'a, T> {
+    /// The dtype and shape.
     pub fn desc(&self) -> TensorDesc<'a> {
         TensorDesc::new(T::DTYPE, self.shape)
     }
@@ -53,14 +60,17 @@ pub struct TensorMut<'a, T> {
 }
 
 impl<'a, T> TensorMut<'a, T> {
+    /// A writable view of `data` as a tensor of `shape` (checked when an operator uses it).
     pub fn new(shape: &'a [usize], data: &'a mut [T]) -> TensorMut<'a, T> {
         TensorMut { shape, data }
     }
 
+    /// The dimensions.
     pub fn shape(&self) -> &'a [usize] {
         self.shape
     }
 
+    /// The elements, row-major.
     pub fn data(&mut self) -> &mut [T] {
         self.data
     }
@@ -71,6 +81,7 @@ impl<'a, T> TensorMut<'a, T> {
 }
 
 impl<'a, T: Element> TensorMut<'a, T> {
+    /// The dtype and shape.
     pub fn desc(&self) -> TensorDesc<'a> {
         TensorDesc::new(T::DTYPE, self.shape)
     }
@@ -80,11 +91,14 @@ impl<'a, T: Element> TensorMut<'a, T> {
 /// have the dtype's alignment ([`DType::alignment`]).
 #[derive(Clone, Copy, Debug)]
 pub struct DynTensorRef<'a> {
+    /// The dtype and shape.
     pub desc: TensorDesc<'a>,
+    /// The elements' bytes, row-major.
     pub bytes: &'a [u8],
 }
 
 impl<'a> DynTensorRef<'a> {
+    /// A view of `bytes` as `dtype` elements in `shape`.
     pub fn new(dtype: DType, shape: &'a [usize], bytes: &'a [u8]) -> DynTensorRef<'a> {
         DynTensorRef {
             desc: TensorDesc::new(dtype, shape),
@@ -96,11 +110,14 @@ impl<'a> DynTensorRef<'a> {
 /// A writable tensor whose dtype is known only at run time.
 #[derive(Debug)]
 pub struct DynTensorMut<'a> {
+    /// The dtype and shape.
     pub desc: TensorDesc<'a>,
+    /// The elements' bytes, row-major.
     pub bytes: &'a mut [u8],
 }
 
 impl<'a> DynTensorMut<'a> {
+    /// A writable view of `bytes` as `dtype` elements in `shape`.
     pub fn new(dtype: DType, shape: &'a [usize], bytes: &'a mut [u8]) -> DynTensorMut<'a> {
         DynTensorMut {
             desc: TensorDesc::new(dtype, shape),

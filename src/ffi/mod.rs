@@ -33,13 +33,19 @@ pub const GK_VERSION_PATCH: u32 = 0;
 /// The largest tensor rank accepted; a larger `rank` is GK_STATUS_INVALID_RANK.
 pub const GK_MAX_RANK: usize = 64;
 
-/// 32-bit IEEE float.
+/// 32-bit IEEE float. GK_DTYPE_* codes are ONNX TensorProto.DataType numbers.
 pub const GK_DTYPE_FLOAT: i32 = 1;
+/// Unsigned 8-bit integer.
 pub const GK_DTYPE_UINT8: i32 = 2;
+/// Signed 8-bit integer.
 pub const GK_DTYPE_INT8: i32 = 3;
+/// Unsigned 16-bit integer.
 pub const GK_DTYPE_UINT16: i32 = 4;
+/// Signed 16-bit integer.
 pub const GK_DTYPE_INT16: i32 = 5;
+/// Signed 32-bit integer (also an index dtype).
 pub const GK_DTYPE_INT32: i32 = 6;
+/// Signed 64-bit integer (also an index dtype).
 pub const GK_DTYPE_INT64: i32 = 7;
 /// A `const char *` handle per element; handles are copied, strings never read.
 pub const GK_DTYPE_STRING: i32 = 8;
@@ -47,8 +53,11 @@ pub const GK_DTYPE_STRING: i32 = 8;
 pub const GK_DTYPE_BOOL: i32 = 9;
 /// IEEE half precision, as 2-byte patterns.
 pub const GK_DTYPE_FLOAT16: i32 = 10;
+/// 64-bit IEEE float.
 pub const GK_DTYPE_DOUBLE: i32 = 11;
+/// Unsigned 32-bit integer.
 pub const GK_DTYPE_UINT32: i32 = 12;
+/// Unsigned 64-bit integer.
 pub const GK_DTYPE_UINT64: i32 = 13;
 /// Two floats (real, imaginary); 4-byte alignment.
 pub const GK_DTYPE_COMPLEX64: i32 = 14;

@@ -182,7 +182,7 @@ def _options(flavor, version, num_threads):
     return _Options(_FLAVORS[flavor], int(version), int(num_threads))
 
 
-def _run(query, gather, data, indices, attribute, options):
+def _run(query, gather, data, indices, attribute, options, out=None):
     d = _Prepared(np.asarray(data), "data")
     i = _Prepared(np.asarray(indices), "indices")
     shape = (ctypes.c_int64 * _MAX_RANK)()
@@ -191,6 +191,8 @@ def _run(query, gather, data, indices, attribute, options):
                  ctypes.byref(rank)))
     out_shape = tuple(shape[k] for k in range(rank.value))
     if d.code == _DTYPE_STRING:
+        if out is not None:
+            raise ValueError("out= is not supported for string data")
         handles = (ctypes.c_void_p * max(int(np.prod(out_shape, dtype=np.int64)), 1))()
         out_tensor = _Tensor(_DTYPE_STRING, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
                              ctypes.cast(handles, ctypes.c_void_p).value)
@@ -203,23 +205,29 @@ def _run(query, gather, data, indices, attribute, options):
         for k in range(flat.size):
             flat[k] = by_address[handles[k]]
         return out
-    out = np.empty(out_shape, dtype=d.array.dtype)
+    if out is None:
+        out = np.empty(out_shape, dtype=d.array.dtype)
+    elif not isinstance(out, np.ndarray) or out.shape != out_shape or out.dtype != d.array.dtype \
+            or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"out must be a writable C-contiguous {d.array.dtype} array of shape {out_shape}")
     out_tensor = _Tensor(d.code, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape), out.ctypes.data)
     _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(out_tensor),
                   ctypes.byref(options)))
     return out
 
 
-def gather_elements(data, indices, axis=0, *, flavor="onnx", version=0, num_threads=0):
+def gather_elements(data, indices, axis=0, *, flavor="onnx", version=0, num_threads=0, out=None):
     """GatherElements: ``out[p] = data[p with p[axis] replaced by indices[p]]``; the output has the
     indices' shape. ``flavor`` is "onnx" or "openvino"; ``version`` the opset (0 = newest).
-    Raises GatherkitError on bad input."""
+    ``out``, if given, is a preallocated C-contiguous array of the output's shape and dtype that is
+    written and returned. Raises GatherkitError on bad input."""
     return _run(_lib.gk_gather_elements_output_shape, _lib.gk_gather_elements, data, indices, int(axis),
-                _options(flavor, version, num_threads))
+                _options(flavor, version, num_threads), out)
 
 
-def gather_nd(data, indices, batch_dims=0, *, flavor="onnx", version=0, num_threads=0):
+def gather_nd(data, indices, batch_dims=0, *, flavor="onnx", version=0, num_threads=0, out=None):
     """GatherND: each index tuple (the last dimension of ``indices``) selects a slice of ``data``
-    within its batch (the first ``batch_dims`` dimensions). Raises GatherkitError on bad input."""
+    within its batch (the first ``batch_dims`` dimensions). ``out`` as for gather_elements.
+    Raises GatherkitError on bad input."""
     return _run(_lib.gk_gather_nd_output_shape, _lib.gk_gather_nd, data, indices, int(batch_dims),
-                _options(flavor, version, num_threads))
+                _options(flavor, version, num_threads), out)

@@ -99,3 +99,15 @@ def test_errors_carry_status_and_message():
     assert e.value.status == 10
     with pytest.raises(ValueError):
         gatherkit.gather_elements(data, np.array([[0]]), flavor="tflite")
+
+
+def test_out_is_written_in_place_and_checked():
+    data = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = np.full((2, 2), -1, dtype=np.int32)
+    got = gatherkit.gather_elements(data, np.array([[2, 0], [1, 1]]), axis=1, out=out)
+    assert got is out
+    np.testing.assert_array_equal(out, [[2, 0], [4, 4]])
+    with pytest.raises(ValueError):
+        gatherkit.gather_elements(data, np.array([[2, 0], [1, 1]]), axis=1, out=np.empty((2, 3), np.int32))
+    with pytest.raises(ValueError):
+        gatherkit.gather_nd(data, np.array([[1]]), out=np.empty((1, 3), np.int64))

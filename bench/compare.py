@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""gatherkit vs ONNX Runtime's CPU kernels on workloads W1-W9 (see the README's Performance
+section), at 1 and 2 threads, on identical inputs; checks the outputs are equal and prints one
+table of medians and ratios.
+
+    pip install numpy onnx onnxruntime
+    cmake --build build && PYTHONPATH=bindings/python python3 bench/compare.py [--repeat 15] [--only W3]
+
+Index values are uniform random over the valid range (non-negative). The floor is the time to
+move the workload's bytes once at the machine's copy rate, measured in the same run with a large
+numpy copy (read + write).
+"""
+
+import argparse
+import platform
+import statistics
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+import gatherkit
+
+RNG = np.random.default_rng(0)
+
+
+def uniform(high, shape, dtype):
+    return RNG.integers(0, high, size=shape, dtype=np.int64).astype(dtype)
+
+
+def workloads():
+    """(id, description, op, data, indices, attribute); built lazily to bound memory."""
+    yield ("W1", "GatherElements [64,512,512] axis=2", "GatherElements",
+           lambda: (RNG.random((64, 512, 512), dtype=np.float32), uniform(512, (64, 512, 512), np.int64)), 2)
+    yield ("W2", "GatherElements [64,512,512] axis=1", "GatherElements",
+           lambda: (RNG.random((64, 512, 512), dtype=np.float32), uniform(512, (64, 512, 512), np.int64)), 1)
+    yield ("W3", "GatherElements [64,512,512] axis=0", "GatherElements",
+           lambda: (RNG.random((64, 512, 512), dtype=np.float32), uniform(64, (64, 512, 512), np.int64)), 0)
+    yield ("W4", "GatherElements f16 [4096,4096] axis=1 i32", "GatherElements",
+           lambda: (RNG.random((4096, 4096), dtype=np.float32).astype(np.float16),
+                    uniform(4096, (4096, 4096), np.int32)), 1)
+    yield ("W5", "GatherElements [2097152,4] axis=1", "GatherElements",
+           lambda: (RNG.random((2097152, 4), dtype=np.float32), uniform(4, (2097152, 4), np.int64)), 1)
+    yield ("W6", "GatherND embedding [50000,768] idx [32,512,1]", "GatherND",
+           lambda: (RNG.random((50000, 768), dtype=np.float32), uniform(50000, (32, 512, 1), np.int64)), 0)
+    yield ("W7", "GatherND points [256,256,256] idx [1048576,3]", "GatherND",
+           lambda: (RNG.random((256, 256, 256), dtype=np.float32), uniform(256, (1048576, 3), np.int64)), 0)
+    yield ("W8", "GatherND b=1 [8,4096,256] idx [8,10000,1]", "GatherND",
+           lambda: (RNG.random((8, 4096, 256), dtype=np.float32), uniform(4096, (8, 10000, 1), np.int64)), 1)
+    yield ("W9", "GatherND 16-byte rows [1048576,4] idx [2097152,1]", "GatherND",
+           lambda: (RNG.random((1048576, 4), dtype=np.float32), uniform(1048576, (2097152, 1), np.int64)), 0)
+
+
+def bytes_touched(op, data, indices, out):
+    """indices + output + data bytes touched. GatherND reads whole cache lines of each slice, so its
+    data bytes are (slices x 64-byte lines per slice), at most the whole data."""
+    if op == "GatherElements":
+        touched = data.nbytes
+    else:
+        slices = indices.size // indices.shape[-1]
+        slice_bytes = out.nbytes // max(slices, 1)
+        touched = min(data.nbytes, slices * -(-slice_bytes // 64) * 64)
+    return indices.nbytes + out.nbytes + touched
+
+
+def ort_session(op, data, indices, attribute, threads):
+    attrs = {"axis": attribute} if op == "GatherElements" else {"batch_dims": attribute}
+    elem = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16}[data.dtype.type]
+    idx = {np.int64: TensorProto.INT64, np.int32: TensorProto.INT32}[indices.dtype.type]
+    node = helper.make_node(op, ["data", "indices"], ["out"], **attrs)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("data", elem, data.shape),
+         helper.make_tensor_value_info("indices", idx, indices.shape)],
+        [helper.make_tensor_value_info("out", elem, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def median_ms(fn, repeat):
+    fn()  # warm-up (first-touch page faults, thread pools)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def copy_rate(repeat):
+    """Bytes per second of a large copy (read + write counted)."""
+    src = np.ones(64 << 20, dtype=np.float32)  # 256 MiB
+    dst = np.empty_like(src)
+    ms = median_ms(lambda: np.copyto(dst, src), repeat)
+    return 2 * src.nbytes / (ms / 1e3)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+
+    rate = copy_rate(args.repeat)
+    print(f"machine: {platform.processor() or platform.machine()}, gatherkit {gatherkit.library_version()}, "
+          f"onnxruntime {ort.__version__}, copy rate {rate / 2**30:.1f} GiB/s (read+write)")
+    header = f"| id | workload | floor ms | " + " | ".join(
+        f"ORT {t}t ms | gk {t}t ms | speedup {t}t" for t in (1, 2)) + " |"
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    speedups = {1: [], 2: []}
+    for wid, desc, op, make, attribute in workloads():
+        if args.only and wid not in args.only:
+            continue
+        data, indices = make()
+        cells = []
+        floor = None
+        for threads in (1, 2):
+            sess = ort_session(op, data, indices, attribute, threads)
+            feed = {"data": data, "indices": indices}
+            expected = sess.run(None, feed)[0]
+            call = gatherkit.gather_elements if op == "GatherElements" else gatherkit.gather_nd
+            got = call(data, indices, attribute, num_threads=threads)
+            out = np.empty_like(got)  # preallocated, as a runtime would pass it (ORT reuses its arena)
+            if got.shape != expected.shape or not np.array_equal(got, expected):
+                raise SystemExit(f"{wid}: gatherkit and onnxruntime outputs differ")
+            floor = bytes_touched(op, data, indices, got) / rate * 1e3
+            ort_ms = median_ms(lambda: sess.run(None, feed), args.repeat)
+            gk_ms = median_ms(lambda: call(data, indices, attribute, num_threads=threads, out=out), args.repeat)
+            speedups[threads].append(ort_ms / gk_ms)
+            cells.append(f"{ort_ms:.1f} | {gk_ms:.1f} | {ort_ms / gk_ms:.2f}x")
+            del sess, expected, got, out
+        print(f"| {wid} | {desc} | {floor:.1f} | " + " | ".join(cells) + " |", flush=True)
+    for threads in (1, 2):
+        if speedups[threads]:
+            print(f"geometric-mean speedup at {threads} thread(s): {statistics.geometric_mean(speedups[threads]):.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -5,6 +5,9 @@
 //! version: they differ only in how they *name* the output shape.
 
 use super::parallel::split_units;
+use super::stream::{
+    as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
+};
 use super::{resolve_index, BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
@@ -83,18 +86,61 @@ impl NdLayout {
         out: &mut [MaybeUninit<L>],
         threads: usize,
     ) -> Result<(), BadIndex> {
+        // Small slices get a copy of compile-time length (a few moves instead of a memcpy call).
+        match self.slice_len {
+            1 => self.run_with::<L, I, 1>(data, indices, out, threads),
+            2 => self.run_with::<L, I, 2>(data, indices, out, threads),
+            3 => self.run_with::<L, I, 3>(data, indices, out, threads),
+            4 => self.run_with::<L, I, 4>(data, indices, out, threads),
+            8 => self.run_with::<L, I, 8>(data, indices, out, threads),
+            16 => self.run_with::<L, I, 16>(data, indices, out, threads),
+            _ => self.run_with::<L, I, 0>(data, indices, out, threads),
+        }
+    }
+
+    /// The loop for slices of `N` elements (`N == 0`: `slice_len`, known only at run time).
+    #[inline(always)]
+    fn run_with<L: Lane, I: IndexElement, const N: usize>(
+        &self,
+        data: &[L],
+        indices: &[I],
+        out: &mut [MaybeUninit<L>],
+        threads: usize,
+    ) -> Result<(), BadIndex> {
         let tuples = self.tuples();
         if tuples == 0 {
             return Ok(());
         }
+        let len = if N == 0 { self.slice_len } else { N };
+        // Whole slices of at least a few cache lines go straight to memory when the output is
+        // too large to stay in cache anyway.
+        let slice_bytes = len * std::mem::size_of::<L>();
+        let stream = N == 0
+            && slice_bytes >= STREAM_MIN_SLICE_BYTES
+            && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES;
         let k = self.tuple_dims.len();
         let dims = self.tuple_dims.as_slice();
         let strides = self.tuple_strides.as_slice();
-        split_units(out, tuples, self.slice_len, threads, |range, chunk| {
+        split_units(out, tuples, len, threads, |range, chunk| {
             let mut batch = range.start / self.tuples_per_batch;
             let mut within = range.start % self.tuples_per_batch;
-            let mut out_slices = chunk.chunks_exact_mut(self.slice_len.max(1));
+            let first = range.start;
+            let end = range.end;
             for t in range {
+                if t + PREFETCH_TUPLES < end {
+                    // A hint only: the batch of a tuple ahead may differ, and a bad index there is
+                    // reported when its turn comes.
+                    let ahead = &indices[(t + PREFETCH_TUPLES) * k..(t + PREFETCH_TUPLES + 1) * k];
+                    let mut offset = batch * self.batch_stride;
+                    for ((&v, &size), &stride) in ahead.iter().zip(dims).zip(strides) {
+                        offset = offset.wrapping_add(
+                            resolve_index(v.to_i64(), size)
+                                .unwrap_or(0)
+                                .wrapping_mul(stride),
+                        );
+                    }
+                    prefetch(data, offset);
+                }
                 let tuple = &indices[t * k..t * k + k];
                 let mut offset = batch * self.batch_stride;
                 for (j, ((&v, &size), &stride)) in tuple.iter().zip(dims).zip(strides).enumerate() {
@@ -105,10 +151,14 @@ impl NdLayout {
                     })?;
                     offset += r * stride;
                 }
-                if self.slice_len > 0 {
-                    if let Some(dst) = out_slices.next() {
-                        copy_slice(dst, &data[offset..offset + self.slice_len]);
-                    }
+                let at = (t - first) * len;
+                if stream {
+                    stream_copy(
+                        &mut chunk[at..at + len],
+                        as_uninit(&data[offset..offset + len]),
+                    );
+                } else {
+                    copy_slice(&mut chunk[at..at + len], &data[offset..offset + len]);
                 }
                 within += 1;
                 if within == self.tuples_per_batch {
@@ -116,9 +166,33 @@ impl NdLayout {
                     batch += 1;
                 }
             }
+            if stream {
+                stream_fence();
+            }
             Ok(())
         })
     }
+}
+
+/// How many tuples ahead the slice to come is prefetched: enough to cover a memory latency at the
+/// rate tuples are copied.
+const PREFETCH_TUPLES: usize = 16;
+
+/// Asks the CPU to start loading `data[offset]` into cache; nothing when it is out of range.
+#[inline(always)]
+fn prefetch<L>(data: &[L], offset: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if offset < data.len() {
+        // SAFETY: `_mm_prefetch` only hints the cache (SSE is part of the x86_64 baseline), and
+        // the address is inside `data`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                data.as_ptr().add(offset).cast::<i8>(),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, offset);
 }
 
 #[inline(always)]

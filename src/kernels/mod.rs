@@ -7,8 +7,10 @@
 
 mod gather_elements;
 mod gather_nd;
+mod isa;
 mod lanes;
 mod parallel;
+mod stream;
 
 pub(crate) use gather_elements::ElementsLayout;
 pub(crate) use gather_nd::NdLayout;

@@ -103,3 +103,76 @@ where
         None => Ok(()),
     }
 }
+
+/// Runs `work` over `0..units` split into at most `threads` contiguous ranges, one per thread
+/// (the calling thread takes the last). For kernels whose writes are not one contiguous range per
+/// unit; they write through a [`DisjointOut`].
+pub(crate) fn for_each_range<F>(units: usize, threads: usize, work: F)
+where
+    F: Fn(Range<usize>) + Sync,
+{
+    if threads <= 1 || units <= 1 {
+        return work(0..units);
+    }
+    let per_thread = units.div_ceil(threads);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let mut start = 0;
+        let mut helpers = Vec::with_capacity(threads);
+        while start + per_thread < units {
+            let range = start..start + per_thread;
+            match std::thread::Builder::new().spawn_scoped(scope, move || work(range.clone())) {
+                Ok(handle) => helpers.push(handle),
+                // No thread to be had: do the range here.
+                Err(_) => work(start..start + per_thread),
+            }
+            start += per_thread;
+        }
+        work(start..units);
+        for helper in helpers {
+            if let Err(panic) = helper.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+}
+
+/// An output that several threads write at once, each through ranges no other thread touches.
+pub(crate) struct DisjointOut<'a, L> {
+    ptr: *mut MaybeUninit<L>,
+    len: usize,
+    _borrow: std::marker::PhantomData<&'a mut [MaybeUninit<L>]>,
+}
+
+// SAFETY: it hands out `&mut` ranges only through `range`, whose contract makes them disjoint;
+// sharing it is like sharing disjoint `&mut` slices, which is fine for `L: Send`.
+unsafe impl<L: Send> Sync for DisjointOut<'_, L> {}
+// SAFETY: as above.
+unsafe impl<L: Send> Send for DisjointOut<'_, L> {}
+
+impl<'a, L> DisjointOut<'a, L> {
+    pub(crate) fn new(out: &'a mut [MaybeUninit<L>]) -> DisjointOut<'a, L> {
+        DisjointOut {
+            ptr: out.as_mut_ptr(),
+            len: out.len(),
+            _borrow: std::marker::PhantomData,
+        }
+    }
+
+    /// `out[start..start + len]`; bounds are checked.
+    ///
+    /// # Safety
+    /// No other range returned by this `DisjointOut` and still in use overlaps this one.
+    // Handing out `&mut` from `&self` is the point: threads share the handle, and the contract
+    // above keeps their ranges apart.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn range(&self, start: usize, len: usize) -> &mut [MaybeUninit<L>] {
+        assert!(
+            start <= self.len && len <= self.len - start,
+            "range outside the output"
+        );
+        // SAFETY: in bounds (checked above) of the slice `new` borrowed for 'a; exclusive by the
+        // caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
+    }
+}

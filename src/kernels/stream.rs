@@ -1,0 +1,90 @@
+//! Writing large outputs with non-temporal stores.
+//!
+//! A normal store first reads the destination cache line, so an output far larger than the
+//! caches costs its size twice in memory traffic. Non-temporal stores write whole lines without
+//! reading them. Kernels gather into a small buffer in L1 and hand it to [`stream_copy`].
+
+use super::Lane;
+use std::mem::MaybeUninit;
+
+/// Outputs at least this large are streamed; smaller ones are likely to be read again soon, from
+/// cache, by whoever asked for them.
+pub(crate) const STREAM_MIN_BYTES: usize = 8 << 20;
+
+/// Slices shorter than this are not streamed one by one (a partial line costs a read anyway).
+pub(crate) const STREAM_MIN_SLICE_BYTES: usize = 256;
+
+/// Initialized elements viewed as possibly-uninitialized ones (for [`stream_copy`]'s source).
+pub(crate) fn as_uninit<L>(s: &[L]) -> &[MaybeUninit<L>] {
+    // SAFETY: `MaybeUninit<L>` has `L`'s layout, and a shared view never de-initializes anything.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<MaybeUninit<L>>(), s.len()) }
+}
+
+/// Copies `src` into `dst` (equal lengths), with non-temporal stores for the 16-byte-aligned
+/// middle on x86_64. Callers end their work with [`stream_fence`].
+#[inline]
+pub(crate) fn stream_copy<L: Lane>(dst: &mut [MaybeUninit<L>], src: &[MaybeUninit<L>]) {
+    assert_eq!(dst.len(), src.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let bytes = std::mem::size_of_val(src);
+        let d = dst.as_mut_ptr().cast::<u8>();
+        let s = src.as_ptr().cast::<u8>();
+        let head = ((16 - (d as usize & 15)) & 15).min(bytes);
+        // SAFETY: every access is within the first `bytes` bytes of `src` and `dst`, which are
+        // distinct buffers of that size; `d + i` is 16-byte aligned in the loop (head aligns it);
+        // SSE2 is part of the x86_64 baseline. Bytes are copied whole, so every `L` in `dst` ends
+        // up equal to the one in `src`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s, d, head);
+            let mut i = head;
+            while i + 16 <= bytes {
+                let v = _mm_loadu_si128(s.add(i).cast::<__m128i>());
+                _mm_stream_si128(d.add(i).cast::<__m128i>(), v);
+                i += 16;
+            }
+            std::ptr::copy_nonoverlapping(s.add(i), d.add(i), bytes - i);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.copy_from_slice(src);
+}
+
+/// Orders this thread's non-temporal stores before anything it does next (such as returning to
+/// the thread that joins it).
+#[inline]
+pub(crate) fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` has no preconditions; SSE is part of the x86_64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_copy_copies_every_byte_for_any_alignment_and_length() {
+        for offset in 0..4 {
+            for len in [0usize, 1, 3, 4, 5, 7, 8, 9, 31, 64, 100] {
+                let src: Vec<MaybeUninit<u32>> = (0..len as u32)
+                    .map(|v| MaybeUninit::new(v * 7 + 1))
+                    .collect();
+                let mut store = vec![MaybeUninit::new(0u32); len + 4];
+                stream_copy(&mut store[offset..offset + len], &src);
+                stream_fence();
+                for (i, v) in store[offset..offset + len].iter().enumerate() {
+                    // SAFETY: every element was initialized.
+                    assert_eq!(
+                        unsafe { v.assume_init() },
+                        i as u32 * 7 + 1,
+                        "offset {offset} len {len}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Each kernel fast path on inputs that select it, compared with a direct computation, for
+//! several thread counts and with odd sizes and tails. CI also runs this file with
+//! `GATHERKIT_PORTABLE_KERNELS=1`, so the portable variants are checked on machines with AVX2.
+//!
+//! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab has at
+//! least 2^20 elements), with one group (split by columns) and several; GatherND's fixed slice
+//! lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (16 tuples), and
+//! the streamed copy of large slices (>= 256 bytes each, >= 8 MiB of output).
+
+use gatherkit::{gather_elements_to_vec, gather_nd_to_vec, Complex, Element, Options, TensorRef};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn index(&mut self, size: usize) -> i64 {
+        // Both signs: negative values count from the end.
+        (self.next() % (2 * size as u64)) as i64 - size as i64
+    }
+}
+
+fn resolve(v: i64, size: usize) -> usize {
+    if v < 0 {
+        (v + size as i64) as usize
+    } else {
+        v as usize
+    }
+}
+
+/// GatherElements with the axis second to last of [groups, positions, columns] (columns merged),
+/// checked element by element: out[g, a, c] = data[g, idx[g, a, c], c].
+fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
+    value: impl Fn(u64) -> T,
+    groups: usize,
+    axis_size: usize,
+    positions: usize,
+    columns: usize,
+) {
+    assert!(
+        axis_size * columns >= 1 << 20,
+        "the shape must select the tiled path"
+    );
+    let mut rng = Rng(17);
+    let data: Vec<T> = (0..(groups * axis_size * columns) as u64)
+        .map(&value)
+        .collect();
+    let indices: Vec<i64> = (0..groups * positions * columns)
+        .map(|_| rng.index(axis_size))
+        .collect();
+    let (data_shape, idx_shape) = ([groups, axis_size, columns], [groups, positions, columns]);
+    let mut first: Option<Vec<T>> = None;
+    for threads in [1, 2, 3, 4] {
+        let (shape, out) = gather_elements_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&idx_shape, &indices),
+            1,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(shape, idx_shape);
+        if first.is_none() {
+            for (p, got) in out.iter().enumerate() {
+                let (g, a, c) = (
+                    p / (positions * columns),
+                    (p / columns) % positions,
+                    p % columns,
+                );
+                let r = resolve(indices[(g * positions + a) * columns + c], axis_size);
+                assert_eq!(*got, data[(g * axis_size + r) * columns + c], "element {p}");
+            }
+            first = Some(out);
+        } else {
+            assert!(
+                first.as_ref() == Some(&out),
+                "{threads} threads differ from 1"
+            );
+        }
+    }
+
+    // Two bad values: the tiled order meets the one at a later row first (a low column), but the
+    // row-major first (row 0, a high column) is the one reported, for every thread count.
+    let mut bad = indices.clone();
+    let late_row_low_column = (positions - 1) * columns + 5;
+    let early_row_high_column = columns - 3;
+    bad[late_row_low_column] = axis_size as i64;
+    bad[early_row_high_column] = -(axis_size as i64) - 1;
+    for threads in [1, 2, 3] {
+        let e = gather_elements_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&idx_shape, &bad),
+            1,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap_err();
+        let at = format!(
+            "indices[0, 0, {}] = {}",
+            columns - 3,
+            -(axis_size as i64) - 1
+        );
+        assert!(
+            e.message().contains(&at),
+            "{threads} threads: {}",
+            e.message()
+        );
+    }
+}
+
+#[test]
+fn tiled_gather_elements_single_group_splits_by_columns() {
+    // One group of 4 x 2^18 + 3 (an odd tail): threads split the columns.
+    check_tiled(|x| x as u8, 1, 4, 6, (1 << 18) + 3);
+}
+
+#[test]
+fn tiled_gather_elements_several_groups_and_wide_elements() {
+    check_tiled(
+        |x| Complex::new(x as f64, -(x as f64)),
+        3,
+        5,
+        2,
+        (1 << 18) + 1,
+    );
+    check_tiled(|x| x as f32, 2, 16, 3, 1 << 16);
+}
+
+/// GatherND with slices of `len` f32 over `tuples` tuples into data [rows, len].
+fn check_nd(len: usize, rows: usize, tuples: usize) {
+    let mut rng = Rng(len as u64 + 1);
+    let data: Vec<f32> = (0..rows * len).map(|x| x as f32).collect();
+    let indices: Vec<i32> = (0..tuples).map(|_| rng.index(rows) as i32).collect();
+    for threads in [1, 2, 3] {
+        let (shape, out) = gather_nd_to_vec(
+            TensorRef::new(&[rows, len], &data),
+            TensorRef::new(&[tuples, 1], &indices),
+            0,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(shape, [tuples, len]);
+        for (t, &v) in indices.iter().enumerate() {
+            let r = resolve(v as i64, rows);
+            assert_eq!(
+                out[t * len..(t + 1) * len],
+                data[r * len..(r + 1) * len],
+                "len {len}, tuple {t}, {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn gather_nd_fixed_and_general_slice_lengths() {
+    // 1, 2, 3, 4, 8, 16 have fixed-length copies; 5 and 17 take the general one. 37 tuples
+    // exercise the prefetch distance (16) and the tail without it.
+    for len in [1, 2, 3, 4, 5, 8, 16, 17] {
+        check_nd(len, 50, 37);
+    }
+}
+
+#[test]
+fn gather_nd_streamed_large_slices() {
+    // 100 f32 (400 bytes) per slice x 21000 tuples = 8.4 MB of output: streamed.
+    check_nd(100, 300, 21000);
+}

@@ -141,6 +141,9 @@ impl ElementsLayout {
         if self.tiled {
             return self.run_tiled(data, indices, out, threads, avx2);
         }
+        if self.inner_stride == 0 && self.row_counts.len() <= 1 {
+            return self.run_strided_rows(data, indices, out, threads, avx2);
+        }
         split_units(out, self.rows, self.row_len, threads, |rows, chunk| {
             let mut cursor = RowCursor::at(
                 self.row_counts.as_slice(),
@@ -168,6 +171,36 @@ impl ElementsLayout {
                 cursor.advance();
             }
             Ok(())
+        })
+    }
+
+    /// Rows along the axis that form one evenly strided sequence in `data` (one row dimension
+    /// after coalescing): a chunk of rows is one loop with one bounds check, which matters when
+    /// rows are short.
+    fn run_strided_rows<L: Lane, I: IndexElement>(
+        &self,
+        data: &[L],
+        indices: &[I],
+        out: &mut [MaybeUninit<L>],
+        threads: usize,
+        avx2: bool,
+    ) -> Result<(), BadIndex> {
+        let row_stride = self.row_strides.as_slice().first().copied().unwrap_or(0);
+        split_units(out, self.rows, self.row_len, threads, |rows, chunk| {
+            let first = rows.start * self.row_len;
+            let geometry = StridedRows {
+                base: rows.start * row_stride,
+                row_stride,
+                rows: rows.len(),
+                row_len: self.row_len,
+                axis_stride: self.axis_stride,
+                axis_size: self.axis_size,
+            };
+            let idx = &indices[first..first + rows.len() * self.row_len];
+            gather_strided_rows_best(avx2, data, geometry, idx, chunk).map_err(|j| BadIndex {
+                position: first + j,
+                value: idx[j].to_i64(),
+            })
         })
     }
 
@@ -256,6 +289,96 @@ pub(crate) const TILED_MIN_SLAB_ELEMENTS: usize = 1 << 20;
 
 /// Bytes of the data slab a tile gathers from: the L1 data cache of current x86 cores.
 const TILE_BYTES: usize = 128 << 10;
+
+/// Consecutive rows along the axis, `row_stride` apart in `data`.
+#[derive(Clone, Copy)]
+struct StridedRows {
+    base: usize,
+    row_stride: usize,
+    rows: usize,
+    row_len: usize,
+    axis_stride: usize,
+    axis_size: usize,
+}
+
+/// `out[r][j] = data[base + r * row_stride + r(idx[r][j]) * axis_stride]`, branch-free like
+/// `gather_row`; on a bad index, returns the position (within `idx`) of the first one.
+#[inline(always)]
+fn gather_strided_rows<L: Lane, I: IndexElement>(
+    data: &[L],
+    g: StridedRows,
+    idx: &[I],
+    out: &mut [MaybeUninit<L>],
+) -> Result<(), usize> {
+    if g.rows == 0 || g.row_len == 0 {
+        return Ok(());
+    }
+    if g.axis_size == 0 {
+        return Err(0);
+    }
+    // Every element read lies in `slab`; the one bounds check is here.
+    let span = (g.rows - 1) * g.row_stride + (g.axis_size - 1) * g.axis_stride + 1;
+    let slab = &data[g.base..g.base + span];
+    let size = g.axis_size as u64;
+    let mut bad = false;
+    for (r, (idx_row, out_row)) in idx
+        .chunks_exact(g.row_len)
+        .zip(out.chunks_exact_mut(g.row_len))
+        .enumerate()
+    {
+        let row_base = r * g.row_stride;
+        for (o, &v) in out_row.iter_mut().zip(idx_row) {
+            let v = v.to_i64();
+            let resolved = v + ((v >> 63) & g.axis_size as i64);
+            let ok = (resolved as u64) < size;
+            bad |= !ok;
+            let at = row_base + if ok { resolved as usize } else { 0 } * g.axis_stride;
+            debug_assert!(at < slab.len());
+            // SAFETY: r < rows and the resolved index < axis_size, so at <= (rows - 1) *
+            // row_stride + (axis_size - 1) * axis_stride < span = slab.len().
+            o.write(unsafe { *slab.get_unchecked(at) });
+        }
+    }
+    if bad {
+        return Err(idx
+            .iter()
+            .position(|v| resolve_index(v.to_i64(), g.axis_size).is_none())
+            .unwrap_or(0));
+    }
+    Ok(())
+}
+
+/// `gather_strided_rows` compiled with AVX2.
+///
+/// # Safety
+/// The CPU supports AVX2 (`isa::avx2()`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn gather_strided_rows_avx2<L: Lane, I: IndexElement>(
+    data: &[L],
+    g: StridedRows,
+    idx: &[I],
+    out: &mut [MaybeUninit<L>],
+) -> Result<(), usize> {
+    gather_strided_rows(data, g, idx, out)
+}
+
+#[inline(always)]
+fn gather_strided_rows_best<L: Lane, I: IndexElement>(
+    avx2: bool,
+    data: &[L],
+    g: StridedRows,
+    idx: &[I],
+    out: &mut [MaybeUninit<L>],
+) -> Result<(), usize> {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: `avx2` comes from `isa::avx2()`, which checked the CPU.
+        return unsafe { gather_strided_rows_avx2(data, g, idx, out) };
+    }
+    let _ = avx2;
+    gather_strided_rows(data, g, idx, out)
+}
 
 /// The scalar geometry of one row.
 #[derive(Clone, Copy)]

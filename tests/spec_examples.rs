@@ -19,113 +19,28 @@ struct Case {
     versions: &'static [Options],
 }
 
-const ONNX_GE: &[Options] = &[
+const fn onnx(version: i32) -> Options {
     Options {
         flavor: gatherkit::Flavor::Onnx,
-        version: 11,
+        version,
         num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 12,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 13,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 0,
-        num_threads: 0,
-    },
-];
-const ALL_GE: &[Options] = &[
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 11,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 13,
-        num_threads: 0,
-    },
+    }
+}
+const fn openvino(version: i32) -> Options {
     Options {
         flavor: gatherkit::Flavor::OpenVino,
-        version: 6,
+        version,
         num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::OpenVino,
-        version: 0,
-        num_threads: 0,
-    },
-];
-const OPENVINO_GE: &[Options] = &[
-    Options {
-        flavor: gatherkit::Flavor::OpenVino,
-        version: 6,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::OpenVino,
-        version: 0,
-        num_threads: 0,
-    },
-];
+    }
+}
+
+const ONNX_GE: &[Options] = &[onnx(11), onnx(12), onnx(13), onnx(0)];
+const ALL_GE: &[Options] = &[onnx(11), onnx(13), openvino(6), openvino(0)];
+const OPENVINO_GE: &[Options] = &[openvino(6), openvino(0)];
 /// Every GatherND version; examples with batch_dims = 0 hold in all of them.
-const ALL_ND: &[Options] = &[
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 11,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 12,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 13,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::OpenVino,
-        version: 5,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::OpenVino,
-        version: 8,
-        num_threads: 0,
-    },
-];
+const ALL_ND: &[Options] = &[onnx(11), onnx(12), onnx(13), openvino(5), openvino(8)];
 /// Versions with batch dimensions whose output shape is indices[:-1] + data[b+k:].
-const BATCHED_ND: &[Options] = &[
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 12,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::Onnx,
-        version: 13,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::OpenVino,
-        version: 5,
-        num_threads: 0,
-    },
-    Options {
-        flavor: gatherkit::Flavor::OpenVino,
-        version: 8,
-        num_threads: 0,
-    },
-];
+const BATCHED_ND: &[Options] = &[onnx(12), onnx(13), openvino(5), openvino(8)];
 
 const GATHER_ELEMENTS: &[Case] = &[
     Case {

@@ -1,7 +1,7 @@
 //! Which instruction-set variant of a kernel to run, decided at run time.
 //!
 //! Fast variants are the same Rust loop compiled with more target features (so the compiler may
-//! use, e.g., AVX2 gathers); the portable variant is always compiled and always available.
+//! use wider registers); the portable variant is always compiled and always available.
 //! `GATHERKIT_PORTABLE_KERNELS=1` in the environment forces the portable variants, which is how
 //! the test suite checks them on machines that have the fast ones.
 

@@ -1,0 +1,233 @@
+//! Data, indices and output placed flush against inaccessible pages (mmap + mprotect), on one
+//! side and then the other: a single byte read or written outside any buffer kills the test.
+//! Covers both operators, every element width, and every kernel path (rows, strided rows, tiled,
+//! GatherND fixed and general slice lengths, streamed slices), at 1 and 2 threads, and the error
+//! path (bad index in the last element).
+
+#![cfg(unix)]
+
+use gatherkit::{
+    gather_elements_dyn, gather_nd_dyn, DType, DynTensorMut, DynTensorRef, Options, Status,
+};
+
+const PAGE: usize = 4096;
+
+/// `len` bytes with an inaccessible page right before and right after the mapping's usable part;
+/// the bytes sit flush against the front guard (`Side::Front`) or the back guard (`Side::Back`).
+struct Guarded {
+    base: *mut u8,
+    total: usize,
+    start: *mut u8,
+    len: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Side {
+    Front,
+    Back,
+}
+
+impl Guarded {
+    fn new(len: usize, side: Side) -> Guarded {
+        let body = len.div_ceil(PAGE).max(1) * PAGE;
+        let total = body + 2 * PAGE;
+        // SAFETY: anonymous private mapping; checked for failure below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED, "mmap");
+        let base = base.cast::<u8>();
+        // SAFETY: both guard pages lie inside the mapping.
+        unsafe {
+            assert_eq!(libc::mprotect(base.cast(), PAGE, libc::PROT_NONE), 0);
+            assert_eq!(
+                libc::mprotect(base.add(PAGE + body).cast(), PAGE, libc::PROT_NONE),
+                0
+            );
+        }
+        // SAFETY: within the mapping's usable part.
+        let start = unsafe {
+            match side {
+                Side::Front => base.add(PAGE),
+                Side::Back => base.add(PAGE + body - len),
+            }
+        };
+        Guarded {
+            base,
+            total,
+            start,
+            len,
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` readable bytes at `start`, alive as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.start, self.len) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, writable, and borrowed mutably from `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.start, self.len) }
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping made in `new`.
+        unsafe { libc::munmap(self.base.cast(), self.total) };
+    }
+}
+
+fn count(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Runs one call with all three buffers against guards on `side`; `bad_last` puts an
+/// out-of-range value in the last index. Returns the status (Ok as Status::Ok).
+#[allow(clippy::too_many_arguments)]
+fn guarded_call(
+    nd: bool,
+    dtype: DType,
+    data_shape: &[usize],
+    indices_shape: &[usize],
+    attribute: i64,
+    out_shape: &[usize],
+    index_range: &dyn Fn(usize) -> i64,
+    side: Side,
+    threads: usize,
+    bad_last: bool,
+) -> Status {
+    let w = dtype.size();
+    let mut data = Guarded::new(count(data_shape) * w, side);
+    for (i, b) in data.bytes_mut().iter_mut().enumerate() {
+        *b = (i * 31 + 7) as u8;
+    }
+    let n_idx = count(indices_shape);
+    let mut indices = Guarded::new(n_idx * 8, side);
+    {
+        let idx = indices.bytes_mut();
+        for p in 0..n_idx {
+            let mut v = index_range(p);
+            if bad_last && p == n_idx - 1 {
+                v = 1 << 40;
+            }
+            idx[p * 8..p * 8 + 8].copy_from_slice(&v.to_ne_bytes());
+        }
+    }
+    let mut out = Guarded::new(count(out_shape) * w, side);
+    let options = Options::default().with_threads(threads);
+    let result = {
+        let d = DynTensorRef::new(dtype, data_shape, data.bytes());
+        let i = DynTensorRef::new(DType::Int64, indices_shape, indices.bytes());
+        let o = DynTensorMut::new(dtype, out_shape, out.bytes_mut());
+        if nd {
+            gather_nd_dyn(d, i, attribute, o, &options)
+        } else {
+            gather_elements_dyn(d, i, attribute, o, &options)
+        }
+    };
+    match result {
+        Ok(()) => Status::Ok,
+        Err(e) => e.status(),
+    }
+}
+
+const WIDTHS: [DType; 5] = [
+    DType::Uint8,
+    DType::Float16,
+    DType::Float,
+    DType::Double,
+    DType::Complex128,
+];
+
+fn each_setting(mut f: impl FnMut(DType, Side, usize, bool)) {
+    for dtype in WIDTHS {
+        for side in [Side::Front, Side::Back] {
+            for threads in [1, 2] {
+                for bad_last in [false, true] {
+                    f(dtype, side, threads, bad_last);
+                }
+            }
+        }
+    }
+}
+
+fn expect(status: Status, bad_last: bool, ctx: &str) {
+    let want = if bad_last {
+        Status::IndexOutOfBounds
+    } else {
+        Status::Ok
+    };
+    assert_eq!(status, want, "{ctx}");
+}
+
+#[test]
+fn gather_elements_paths_stay_inside_their_buffers() {
+    // (data shape, indices shape, axis): strided rows along the last axis (odd row length),
+    // general rows across an axis with narrower indices, and the tiled traversal (slab >= 2^20).
+    let cases: [(&[usize], &[usize], usize); 3] = [
+        (&[33, 7], &[33, 9], 1),
+        (&[5, 6, 7], &[5, 3, 5], 1),
+        (&[3, (1 << 20) / 3 + 5], &[4, (1 << 20) / 3 + 5], 0),
+    ];
+    for (data_shape, indices_shape, axis) in cases {
+        let size = data_shape[axis];
+        each_setting(|dtype, side, threads, bad_last| {
+            let ctx = format!("{dtype} {data_shape:?} {indices_shape:?} axis {axis} {side:?} {threads}t bad={bad_last}");
+            let status = guarded_call(
+                false,
+                dtype,
+                data_shape,
+                indices_shape,
+                axis as i64,
+                indices_shape,
+                &|p| (p * 7919 % (2 * size)) as i64 - size as i64,
+                side,
+                threads,
+                bad_last,
+            );
+            expect(status, bad_last, &ctx);
+        });
+    }
+}
+
+#[test]
+fn gather_nd_paths_stay_inside_their_buffers() {
+    // Slice lengths 1 and 4 (fixed copies), 5 (general), 300 floats x 7000 tuples (streamed:
+    // 1200-byte slices, 8.4 MB of output).
+    let cases: [(&[usize], &[usize], &[usize]); 4] = [
+        (&[40, 1], &[37, 1], &[37, 1]),
+        (&[40, 4], &[37, 1], &[37, 4]),
+        (&[40, 5], &[37, 1], &[37, 5]),
+        (&[50, 300], &[7000, 1], &[7000, 300]),
+    ];
+    for (data_shape, indices_shape, out_shape) in cases {
+        let rows = data_shape[0];
+        each_setting(|dtype, side, threads, bad_last| {
+            if data_shape[1] == 300 && dtype != DType::Float {
+                return; // the streamed path once is enough; it is byte-generic
+            }
+            let ctx = format!("{dtype} {data_shape:?} {side:?} {threads}t bad={bad_last}");
+            let status = guarded_call(
+                true,
+                dtype,
+                data_shape,
+                indices_shape,
+                0,
+                out_shape,
+                &|p| (p * 7919 % (2 * rows)) as i64 - rows as i64,
+                side,
+                threads,
+                bad_last,
+            );
+            expect(status, bad_last, &ctx);
+        });
+    }
+}

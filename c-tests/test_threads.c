@@ -1,0 +1,69 @@
+/* 8 threads call both operators at once, with different inputs and different errors: every result
+ * is correct, and every thread sees its own gk_last_error_message. */
+#include "check.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define THREADS 8
+#define ROUNDS 2000
+
+typedef struct {
+    int id;
+    int failures;
+} worker;
+
+static void *work(void *arg) {
+    worker *w = (worker *)arg;
+    const int64_t shape[1] = {4};
+    const int64_t nd_shape[2] = {4, 1};
+    int32_t data[4];
+    int64_t indices[4];
+    int32_t out[4];
+    char expected[64];
+    int round, k;
+    for (k = 0; k < 4; k++) data[k] = w->id * 100 + k;
+    for (round = 0; round < ROUNDS; round++) {
+        gk_tensor d = make_tensor(GK_DTYPE_INT32, 1, shape, data);
+        gk_tensor i = make_tensor(GK_DTYPE_INT64, 1, shape, indices);
+        gk_tensor ni = make_tensor(GK_DTYPE_INT64, 2, nd_shape, indices);
+        gk_tensor_mut o = make_output(GK_DTYPE_INT32, 1, shape, out);
+        for (k = 0; k < 4; k++) indices[k] = (k + round + w->id) % 4;
+        if ((round + w->id) % 3 == 0) {
+            /* A thread-specific bad index: its message must name this thread's value. */
+            indices[w->id % 4] = 10 + w->id;
+            if (gk_gather_elements(&d, &i, 0, &o, NULL) != GK_STATUS_INDEX_OUT_OF_BOUNDS) w->failures++;
+            snprintf(expected, sizeof expected, "= %d is out of range", 10 + w->id);
+            if (strstr(gk_last_error_message(), expected) == NULL) w->failures++;
+        } else if ((round + w->id) % 3 == 1) {
+            if (gk_gather_nd(&d, &ni, 0, &o, NULL) != GK_STATUS_OK) w->failures++;
+            for (k = 0; k < 4; k++)
+                if (out[k] != data[indices[k]]) w->failures++;
+            if (strcmp(gk_last_error_message(), "") != 0) w->failures++;
+        } else {
+            /* A thread-specific bad axis. */
+            if (gk_gather_elements(&d, &i, w->id + 1, &o, NULL) != GK_STATUS_INVALID_ATTRIBUTE) w->failures++;
+            snprintf(expected, sizeof expected, "axis %d is out of range", w->id + 1);
+            if (strstr(gk_last_error_message(), expected) == NULL) w->failures++;
+        }
+    }
+    return NULL;
+}
+
+int main(void) {
+    pthread_t threads[THREADS];
+    worker workers[THREADS];
+    int t;
+    for (t = 0; t < THREADS; t++) {
+        workers[t].id = t;
+        workers[t].failures = 0;
+        CHECK(pthread_create(&threads[t], NULL, work, &workers[t]) == 0);
+    }
+    for (t = 0; t < THREADS; t++) {
+        CHECK(pthread_join(threads[t], NULL) == 0);
+        if (workers[t].failures != 0) fprintf(stderr, "thread %d: %d failures\n", t, workers[t].failures);
+        CHECK(workers[t].failures == 0);
+    }
+    return check_finish("test_threads");
+}

@@ -600,3 +600,17 @@ fn each_thread_sees_its_own_last_error() {
         h.join().unwrap();
     }
 }
+
+#[test]
+fn a_panic_inside_the_boundary_becomes_the_panic_status_with_a_message() {
+    let status = gatherkit::ffi::__run_in_boundary_for_tests(|| panic!("probe {}", 42));
+    assert_eq!(status, GK_STATUS_PANIC);
+    let message = last_error();
+    assert!(
+        message.contains("internal panic") && message.contains("probe 42"),
+        "{message}"
+    );
+    // The next successful call clears it.
+    let (status, message, _) = gather_elements_with(|_, _, _, _, _, _| {});
+    assert_eq!((status, message.as_str()), (GK_STATUS_OK, ""));
+}

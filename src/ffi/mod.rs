@@ -416,3 +416,11 @@ pub extern "C" fn gk_version() -> *const c_char {
         concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
     })
 }
+
+/// Runs `body` inside the panic boundary every exported function uses and returns its status.
+/// Test support only: it lets a test make a panic happen where none is reachable from real input
+/// and check that it becomes `GK_STATUS_PANIC` with a message. Not part of the C ABI.
+#[doc(hidden)]
+pub fn __run_in_boundary_for_tests(body: impl FnOnce() -> crate::Result<()>) -> i32 {
+    boundary(body)
+}

@@ -88,7 +88,11 @@ fn coords(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 }
 
 fn flat(c: &[usize], shape: &[usize]) -> usize {
-    c.iter().zip(shape).fold(0, |a, (&x, &d)| a * d + x)
+    // Wrapping: only ever used for real elements, whose offsets fit; zero-size tensors may have
+    // huge other dimensions.
+    c.iter()
+        .zip(shape)
+        .fold(0usize, |a, (&x, &d)| a.wrapping_mul(d).wrapping_add(x))
 }
 
 fn norm(v: i64, size: usize) -> usize {
@@ -142,8 +146,10 @@ fn reference(
                 c.push(norm(idx[t * k + j], dshape[b + j]));
             }
             c.extend(std::iter::repeat(0).take(dshape.len() - b - k));
-            let at = flat(&c, dshape) * w;
-            out.extend_from_slice(&data[at..at + slice * w]);
+            if slice > 0 {
+                let at = flat(&c, dshape) * w;
+                out.extend_from_slice(&data[at..at + slice * w]);
+            }
         }
     }
     out

@@ -15,7 +15,10 @@ step() { printf '\n== %s\n' "$*"; }
 # `set -e` ignores negated commands, so these fail explicitly.
 expect_linked() {
     local want=$1 exe=$2
-    if ldd "$exe" | grep -q libgatherkit; then got=shared; else got=static; fi
+    # Not `ldd | grep -q`: with pipefail, grep's early exit can kill ldd and fail the pipeline.
+    local deps
+    deps=$(ldd "$exe")
+    case "$deps" in *libgatherkit*) got=shared ;; *) got=static ;; esac
     [ "$got" = "$want" ] || { echo "FAIL: $exe links gatherkit $got, expected $want" >&2; exit 1; }
 }
 

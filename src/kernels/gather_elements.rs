@@ -7,7 +7,7 @@
 //! base offset into `data` that a cursor advances without division.
 
 use super::parallel::{for_each_range, split_units, DisjointOut};
-use super::{isa, resolve_index, BadIndex, Lane};
+use super::{first_bad_index, isa, resolve_or_zero, BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
 use std::mem::MaybeUninit;
@@ -272,11 +272,7 @@ impl ElementsLayout {
         if !failed.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let size = self.axis_size;
-        let position = indices
-            .iter()
-            .position(|v| resolve_index(v.to_i64(), size).is_none())
-            .unwrap_or(0);
+        let position = first_bad_index(indices, self.axis_size);
         Err(BadIndex {
             position,
             value: indices[position].to_i64(),
@@ -320,7 +316,6 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
     // Every element read lies in `slab`; the one bounds check is here.
     let span = (g.rows - 1) * g.row_stride + (g.axis_size - 1) * g.axis_stride + 1;
     let slab = &data[g.base..g.base + span];
-    let size = g.axis_size as u64;
     let mut bad = false;
     for (r, (idx_row, out_row)) in idx
         .chunks_exact(g.row_len)
@@ -329,11 +324,9 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
     {
         let row_base = r * g.row_stride;
         for (o, &v) in out_row.iter_mut().zip(idx_row) {
-            let v = v.to_i64();
-            let resolved = v + ((v >> 63) & g.axis_size as i64);
-            let ok = (resolved as u64) < size;
+            let (r, ok) = resolve_or_zero(v.to_i64(), g.axis_size);
             bad |= !ok;
-            let at = row_base + if ok { resolved as usize } else { 0 } * g.axis_stride;
+            let at = row_base + r * g.axis_stride;
             debug_assert!(at < slab.len());
             // SAFETY: r < rows and the resolved index < axis_size, so at <= (rows - 1) *
             // row_stride + (axis_size - 1) * axis_stride < span = slab.len().
@@ -341,10 +334,7 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
         }
     }
     if bad {
-        return Err(idx
-            .iter()
-            .position(|v| resolve_index(v.to_i64(), g.axis_size).is_none())
-            .unwrap_or(0));
+        return Err(first_bad_index(idx, g.axis_size));
     }
     Ok(())
 }
@@ -417,14 +407,10 @@ fn gather_row<L: Lane, I: IndexElement, const ACROSS: bool>(
     };
     let span = along_span + (row.axis_size - 1) * row.axis_stride + 1;
     let slab = &data[row.base..row.base + span];
-    let size = row.axis_size as u64;
     let mut bad = false;
     for (j, (o, &v)) in out.iter_mut().zip(idx).enumerate() {
-        let v = v.to_i64();
-        let resolved = v + ((v >> 63) & row.axis_size as i64);
-        let ok = (resolved as u64) < size;
+        let (r, ok) = resolve_or_zero(v.to_i64(), row.axis_size);
         bad |= !ok;
-        let r = if ok { resolved as usize } else { 0 };
         let at = if ACROSS { j * row.inner_stride } else { 0 } + r * row.axis_stride;
         debug_assert!(at < slab.len());
         // SAFETY: r < axis_size and j < out.len(), so at <= along_span + (axis_size - 1) *
@@ -432,10 +418,7 @@ fn gather_row<L: Lane, I: IndexElement, const ACROSS: bool>(
         o.write(unsafe { *slab.get_unchecked(at) });
     }
     if bad {
-        let j = idx
-            .iter()
-            .position(|v| resolve_index(v.to_i64(), row.axis_size).is_none())
-            .unwrap_or(0);
+        let j = first_bad_index(idx, row.axis_size);
         return Err((j, idx[j].to_i64()));
     }
     Ok(())

@@ -20,6 +20,8 @@ pub(crate) use lanes::{
 };
 pub(crate) use parallel::ThreadBudget;
 
+use crate::dtype::IndexElement;
+
 /// A width-only element type that kernels copy. Not nameable outside the crate.
 pub trait Lane: Copy + Send + Sync + 'static {}
 
@@ -56,12 +58,25 @@ impl BadIndex {
 /// negative `v` cannot overflow.
 #[inline(always)]
 pub(crate) fn resolve_index(v: i64, size: usize) -> Option<usize> {
+    let (resolved, ok) = resolve_or_zero(v, size);
+    ok.then_some(resolved)
+}
+
+/// [`resolve_index`] without a branch, for loops that must not exit early: an out-of-range value
+/// gives `(0, false)`, so the loop reads a valid element and checks a flag afterwards.
+#[inline(always)]
+pub(crate) fn resolve_or_zero(v: i64, size: usize) -> (usize, bool) {
     let resolved = v + ((v >> 63) & size as i64);
-    if (resolved as u64) < size as u64 {
-        Some(resolved as usize)
-    } else {
-        None
-    }
+    let ok = (resolved as u64) < size as u64;
+    (if ok { resolved as usize } else { 0 }, ok)
+}
+
+/// The position of the first value in `idx` outside `[-size, size - 1]` (0 if there is none):
+/// the rescan after a branch-free loop raised its flag.
+pub(crate) fn first_bad_index<I: IndexElement>(idx: &[I], size: usize) -> usize {
+    idx.iter()
+        .position(|v| resolve_index(v.to_i64(), size).is_none())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

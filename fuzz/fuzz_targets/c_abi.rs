@@ -8,44 +8,8 @@
 #![no_main]
 
 use gatherkit::ffi::*;
+use gatherkit_fuzz::{capped_count, size_of_dtype, Call, MAX_DATA_ELEMENTS};
 use libfuzzer_sys::fuzz_target;
-
-struct Input<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Input<'_> {
-    fn byte(&mut self) -> u8 {
-        let b = self.bytes.get(self.at).copied().unwrap_or(0);
-        self.at += 1;
-        b
-    }
-    fn below(&mut self, n: u8) -> usize {
-        (self.byte() % n) as usize
-    }
-    fn chance(&mut self, in_256: u8) -> bool {
-        self.byte() < in_256
-    }
-    fn i64(&mut self) -> i64 {
-        let mut v = 0u64;
-        for _ in 0..8 {
-            v = v << 8 | self.byte() as u64;
-        }
-        v as i64
-    }
-}
-
-fn size_of_dtype(code: i32) -> usize {
-    match code {
-        2 | 3 | 9 => 1,
-        4 | 5 | 10 | 16 => 2,
-        1 | 6 | 12 => 4,
-        7 | 8 | 11 | 13 | 14 => 8,
-        15 => 16,
-        _ => 1,
-    }
-}
 
 fn count(shape: &[i64]) -> usize {
     if shape.contains(&0) {
@@ -155,150 +119,20 @@ fn reference(
     out
 }
 
-fuzz_target!(|bytes: &[u8]| {
-    let mut input = Input { bytes, at: 0 };
-    let nd = input.chance(128);
-    let flavor = match input.below(16) {
-        0..=8 => GK_FLAVOR_ONNX,
-        9..=14 => GK_FLAVOR_OPENVINO,
-        _ => input.byte() as i32 - 128,
-    };
-    let version = match input.below(8) {
-        0..=3 => 0,
-        4 | 5 => input.below(16) as i32,
-        6 => 13,
-        _ => input.i64() as i32,
-    };
-    let data_dtype = if input.chance(248) {
-        1 + input.below(16) as i32
-    } else {
-        input.byte() as i32 - 100
-    };
-    let index_dtype = match input.below(16) {
-        0..=6 => GK_DTYPE_INT64,
-        7..=13 => GK_DTYPE_INT32,
-        _ => input.byte() as i32 - 100,
-    };
-    let out_dtype = if input.chance(240) {
-        data_dtype
-    } else {
-        input.byte() as i32 - 100
-    };
-    let threads = [1usize, 2, 3, 0][input.below(4)];
+fuzz_target!(|bytes: &[u8]| check(&Call::decode(bytes)));
 
-    // Shapes: mostly consistent with the operator, sometimes not.
-    let r = if input.chance(8) {
-        input.below(9)
-    } else {
-        1 + input.below(5)
-    };
-    let dim = |input: &mut Input| -> i64 {
-        match input.below(32) {
-            0 => 0,
-            1 => -1 - input.below(3) as i64,
-            2 if input.chance(32) => 1 << 40,
-            _ => 1 + input.below(4) as i64,
-        }
-    };
-    let data_shape: Vec<i64> = (0..r).map(|_| dim(&mut input)).collect();
-    let (indices_shape, attribute) = if !nd {
-        let axis = if input.chance(240) && r > 0 {
-            input.below(r as u8) as i64 - if input.chance(64) { r as i64 } else { 0 }
-        } else {
-            input.i64() % 10
-        };
-        let shape: Vec<i64> = (0..r)
-            .map(|d| {
-                if input.chance(24) {
-                    dim(&mut input)
-                } else if d as i64 == axis.rem_euclid(r.max(1) as i64) {
-                    input.below(5) as i64
-                } else {
-                    data_shape[d]
-                        .min(data_shape[d] - input.below(2) as i64)
-                        .max(0)
-                }
-            })
-            .collect();
-        (shape, axis)
-    } else {
-        let q = if input.chance(8) {
-            input.below(7)
-        } else {
-            1 + input.below(4)
-        };
-        let b = if input.chance(240) {
-            input.below(r.min(q).max(1) as u8) as i64
-        } else {
-            input.i64() % 8
-        };
-        let k = if input.chance(240) && r as i64 > b && b >= 0 {
-            1 + input.below((r as i64 - b) as u8) as i64
-        } else {
-            input.below(6) as i64
-        };
-        let shape: Vec<i64> = (0..q)
-            .map(|d| {
-                if d + 1 == q {
-                    k
-                } else if (d as i64) < b && d < r && input.chance(240) {
-                    data_shape[d]
-                } else {
-                    input.below(4) as i64
-                }
-            })
-            .collect();
-        (shape, b)
-    };
-    let q = indices_shape.len();
-
-    // Buffers (u64 words keep every dtype aligned).
-    let w = size_of_dtype(data_dtype);
-    let data_len = if data_shape.iter().all(|&d| (0..1 << 20).contains(&d)) {
-        count(&data_shape)
-    } else {
-        0
-    };
-    let data_bytes = data_len.min(1 << 20) * w;
-    let mut data_words = vec![0u64; data_bytes.div_ceil(8) + 1];
-    for word in data_words.iter_mut() {
-        *word = (input.byte() as u64).wrapping_mul(0x0101_0101_0101_0101) ^ input.byte() as u64;
-    }
-    let n_idx = if indices_shape.iter().all(|&d| (0..1 << 16).contains(&d)) {
-        count(&indices_shape)
-    } else {
-        0
-    };
-    let range_dim = |p: usize| -> i64 {
-        if !nd {
-            let axis = if attribute < 0 {
-                attribute + r as i64
-            } else {
-                attribute
-            };
-            data_shape.get(axis.max(0) as usize).copied().unwrap_or(1)
-        } else {
-            let k = indices_shape.last().copied().unwrap_or(1).max(1) as usize;
-            data_shape
-                .get(attribute.max(0) as usize + p % k)
-                .copied()
-                .unwrap_or(1)
-        }
-    };
-    let idx64: Vec<i64> = (0..n_idx)
-        .map(|p| {
-            let s = range_dim(p).max(1);
-            match input.below(64) {
-                0 => input.i64(),
-                1 => s,
-                2 => -s - 1,
-                _ => (input.byte() as i64) % (2 * s) - s,
-            }
-        })
-        .collect();
+fn check(call: &Call) {
+    let nd = call.nd;
+    let (data_shape, indices_shape, attribute) =
+        (&call.data_shape, &call.indices_shape, call.attribute);
+    let w = size_of_dtype(call.data_dtype);
+    let data_bytes = capped_count(data_shape, MAX_DATA_ELEMENTS).min(1 << 20) * w;
+    let mut data_words = call.data_words.clone();
+    let idx64 = &call.indices;
+    let n_idx = idx64.len();
     let idx32: Vec<i32> = idx64.iter().map(|&v| v as i32).collect();
     let (idx_ptr, idx_values): (*const std::ffi::c_void, Vec<i64>) =
-        if index_dtype == GK_DTYPE_INT32 {
+        if call.index_dtype == GK_DTYPE_INT32 {
             (
                 idx32.as_ptr().cast(),
                 idx32.iter().map(|&v| v as i64).collect(),
@@ -307,25 +141,29 @@ fuzz_target!(|bytes: &[u8]| {
             (idx64.as_ptr().cast(), idx64.clone())
         };
 
-    let data_ptr = honest(data_words.as_ptr().cast(), &data_shape, w, data_bytes);
-    let idx_w = if index_dtype == GK_DTYPE_INT32 { 4 } else { 8 };
-    let idx_ptr = honest(idx_ptr, &indices_shape, idx_w, n_idx * idx_w);
+    let data_ptr = honest(data_words.as_ptr().cast(), data_shape, w, data_bytes);
+    let idx_w = if call.index_dtype == GK_DTYPE_INT32 {
+        4
+    } else {
+        8
+    };
+    let idx_ptr = honest(idx_ptr, indices_shape, idx_w, n_idx * idx_w);
     let data_t = gk_tensor {
-        dtype: data_dtype,
-        rank: r,
+        dtype: call.data_dtype,
+        rank: data_shape.len(),
         shape: data_shape.as_ptr(),
         data: data_ptr,
     };
     let idx_t = gk_tensor {
-        dtype: index_dtype,
-        rank: q,
+        dtype: call.index_dtype,
+        rank: indices_shape.len(),
         shape: indices_shape.as_ptr(),
         data: idx_ptr,
     };
     let options = gk_options {
-        flavor,
-        version,
-        num_threads: threads,
+        flavor: call.flavor,
+        version: call.version,
+        num_threads: call.threads,
     };
 
     // The output shape from the query, sometimes perturbed.
@@ -357,24 +195,15 @@ fuzz_target!(|bytes: &[u8]| {
     };
     assert!((0..=11).contains(&query), "shape query returned {query}");
     if query != GK_STATUS_OK {
-        out_rank = input.below(4);
-        for d in out_shape.iter_mut().take(out_rank) {
-            *d = input.below(4) as i64;
-        }
-    } else if input.chance(16) && out_rank > 0 {
-        out_shape[input.below(out_rank as u8)] += 1;
+        out_rank = call.fallback_out_shape.len();
+        out_shape[..out_rank].copy_from_slice(&call.fallback_out_shape);
+    } else if let (Some(d), true) = (call.perturb_out_dim, out_rank > 0) {
+        out_shape[d as usize % out_rank] += 1;
     }
-    let out_elems = if out_shape[..out_rank]
-        .iter()
-        .all(|&d| (0..1 << 20).contains(&d))
-    {
-        count(&out_shape[..out_rank])
-    } else {
-        0
-    };
+    let out_elems = capped_count(&out_shape[..out_rank], 1 << 20);
     let out_bytes = out_elems.min(1 << 22) * w;
     let mut out_words = vec![0xA5A5_A5A5_A5A5_A5A5u64; out_bytes.div_ceil(8) + 1];
-    let alias = input.chance(12);
+    let alias = call.alias;
     let before_data = data_words.clone();
     let out_ptr: *mut std::ffi::c_void = if alias {
         data_words.as_mut_ptr().cast()
@@ -390,7 +219,7 @@ fuzz_target!(|bytes: &[u8]| {
     )
     .cast_mut();
     let out_t = gk_tensor_mut {
-        dtype: out_dtype,
+        dtype: call.out_dtype,
         rank: out_rank,
         shape: out_shape.as_ptr(),
         data: out_ptr,
@@ -408,7 +237,7 @@ fuzz_target!(|bytes: &[u8]| {
     assert!((0..=11).contains(&status), "operation returned {status}");
     // The query has no output descriptor; where the output's own steps 1-2 pass (known dtype
     // code; its shape is always non-negative here), the query's error is the operation's.
-    if query != GK_STATUS_OK && (1..=16).contains(&out_dtype) {
+    if query != GK_STATUS_OK && (1..=16).contains(&call.out_dtype) {
         assert_eq!(status, query, "shape query and operation disagree");
     }
     if status == GK_STATUS_OK {
@@ -432,4 +261,4 @@ fuzz_target!(|bytes: &[u8]| {
         );
         assert!(data_words == before_data, "data changed on error {status}");
     }
-});
+}

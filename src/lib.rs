@@ -211,6 +211,10 @@ fn collect<T>(
     fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<()>,
     len: usize,
 ) -> Result<Vec<T>> {
+    // Cannot panic: the plan checked that the output's byte size is at most isize::MAX (a
+    // capacity overflow is impossible), and the spare capacity holds at least `len` elements. An
+    // allocator that cannot provide the bytes aborts, as for any Rust allocation; C callers
+    // allocate their own output and never reach this.
     let mut out = Vec::with_capacity(len);
     fill(&mut out.spare_capacity_mut()[..len])?;
     // SAFETY: `fill` returned Ok, and both plans' `run_uninit` initialize every element of the

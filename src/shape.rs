@@ -28,7 +28,9 @@ impl Dims {
         }
     }
 
-    /// Copies `dims`; the caller has checked `dims.len() <= MAX_RANK`.
+    /// Copies `dims`; the caller has checked `dims.len() <= MAX_RANK` (every descriptor's rank is
+    /// checked against it before a `Dims` is built from it; a longer slice would panic here, inside
+    /// the panic boundary, not corrupt memory).
     pub(crate) fn from_slice(dims: &[usize]) -> Dims {
         let mut d = Dims::new();
         d.dims[..dims.len()].copy_from_slice(dims);
@@ -124,6 +126,8 @@ pub(crate) fn format_dims(dims: &[usize]) -> String {
 }
 
 /// The row-major coordinates of element `flat` of a tensor of `shape` (error path only).
+///
+/// Cannot divide by zero: it is only asked for an element that exists, so no dimension is 0.
 pub(crate) fn coordinates(mut flat: usize, shape: &[usize]) -> Dims {
     let mut coords = Dims::from_slice(shape);
     for (c, &d) in coords.dims[..shape.len()].iter_mut().zip(shape).rev() {

@@ -42,6 +42,8 @@ impl ElementsLayout {
         indices_shape: &[usize],
         axis: usize,
     ) -> ElementsLayout {
+        // Cannot panic: indices and data have the same rank (validated), the axis is below it and
+        // is always pushed, so `counts` has at least one entry and `axis_at` is set.
         let rank = data_shape.len();
         let mut data_strides = Dims::from_slice(data_shape);
         let mut stride = 1usize;
@@ -151,6 +153,7 @@ impl ElementsLayout {
                 rows.start,
             );
             for (row, out_row) in rows.zip(chunk.chunks_exact_mut(self.row_len)) {
+                // Cannot panic: row < rows and indices.len() == rows * row_len.
                 let first = row * self.row_len;
                 let idx_row = &indices[first..first + self.row_len];
                 let geometry = Row {
@@ -196,6 +199,8 @@ impl ElementsLayout {
                 axis_stride: self.axis_stride,
                 axis_size: self.axis_size,
             };
+            // Cannot panic: the chunk's rows end at or before `rows`, and indices.len() ==
+            // rows * row_len.
             let idx = &indices[first..first + rows.len() * self.row_len];
             gather_strided_rows_best(avx2, data, geometry, idx, chunk).map_err(|j| BadIndex {
                 position: first + j,
@@ -221,6 +226,9 @@ impl ElementsLayout {
         threads: usize,
         avx2: bool,
     ) -> Result<(), BadIndex> {
+        // Cannot panic or divide by zero: `tiled` implies at least two coalesced dimensions (so
+        // `dims - 1 >= 1` row dimensions), and a non-empty output implies groups, positions and
+        // columns >= 1, hence `column_splits >= 1`.
         let dims = self.row_counts.len();
         let group_counts = &self.row_counts.as_slice()[..dims - 1];
         let group_strides = &self.row_strides.as_slice()[..dims - 1];
@@ -315,6 +323,8 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
     }
     // Every element read lies in `slab`; the one bounds check is here.
     let span = (g.rows - 1) * g.row_stride + (g.axis_size - 1) * g.axis_stride + 1;
+    // Cannot panic for a validated plan: the slab's last element is data[last row, axis_size - 1]
+    // of the chunk, an element of data; this one check keeps the loop below in bounds.
     let slab = &data[g.base..g.base + span];
     let mut bad = false;
     for (r, (idx_row, out_row)) in idx
@@ -406,6 +416,8 @@ fn gather_row<L: Lane, I: IndexElement, const ACROSS: bool>(
         0
     };
     let span = along_span + (row.axis_size - 1) * row.axis_stride + 1;
+    // Cannot panic for a validated plan: the slab's last element is the row's last element at
+    // axis position axis_size - 1, an element of data; this one check keeps the loop in bounds.
     let slab = &data[row.base..row.base + span];
     let mut bad = false;
     for (j, (o, &v)) in out.iter_mut().zip(idx).enumerate() {
@@ -467,7 +479,8 @@ struct RowCursor<'a> {
 }
 
 impl<'a> RowCursor<'a> {
-    /// The cursor at row number `row` (one division per dimension, once per chunk).
+    /// The cursor at row number `row` (one division per dimension, once per chunk). Cannot
+    /// divide by zero: only called for rows that exist, so every count is >= 1.
     fn at(counts: &'a [usize], strides: &'a [usize], row: usize) -> RowCursor<'a> {
         let coords = crate::shape::coordinates(row, counts);
         let base = coords

@@ -38,6 +38,7 @@ impl NdLayout {
         indices_shape: &[usize],
         batch_dims: usize,
     ) -> NdLayout {
+        // Cannot panic: the conditions above (checked by the plan) keep every slice in range.
         let b = batch_dims;
         let q = indices_shape.len();
         let k = indices_shape[q - 1];
@@ -122,6 +123,9 @@ impl NdLayout {
         let dims = self.tuple_dims.as_slice();
         let strides = self.tuple_strides.as_slice();
         split_units(out, tuples, len, threads, |range, chunk| {
+            // Cannot divide by zero: tuples > 0 implies tuples_per_batch > 0. Below, tuple
+            // slices stay within indices.len() == tuples * k, and each data slice starts at a
+            // resolved (in-range) tuple's offset, so it ends within data.
             let mut batch = range.start / self.tuples_per_batch;
             let mut within = range.start % self.tuples_per_batch;
             let first = range.start;

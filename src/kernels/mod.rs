@@ -1,6 +1,15 @@
 //! The monomorphized loops. Everything here assumes a validated plan: shapes fit, buffers have
 //! the planned lengths. Only index *values* are checked here, inside the loops.
 //!
+//! Panics: none on any input, because the plan guarantees what the slicing here relies on
+//! (ranks >= 1 where a last dimension is taken, attribute below the rank, buffer lengths equal
+//! to the shapes' element counts, checked by `ops::run_typed`/`run_bytes` before a kernel runs).
+//! Slicing stays bounds-checked, so a mistake in the layout arithmetic would panic (caught at the
+//! C boundary as `GK_STATUS_PANIC`) rather than touch memory outside a buffer; the only
+//! unchecked reads are the per-element loads whose SAFETY comments prove them in range. Sites
+//! whose reason is not local carry a `Cannot panic:` comment. Allocation is limited to a
+//! thread's chunk list; an allocation failure aborts, as everywhere in Rust.
+//!
 //! Kernels move [`Lane`]s: width-only element types (`u8`, `u16`, `u32`, `[u32; 2]`,
 //! `[u64; 2]`). A kernel only ever stores lanes it loaded from the data slice, which is what makes
 //! it sound to run a kernel on a `bool` or `StringHandle` output viewed as lanes.

@@ -240,6 +240,8 @@ impl Plan for GatherElements {
     }
 
     fn bad_index_error(&self, bad: BadIndex) -> Error {
+        // Cannot panic: `bad.position` is a real element of indices, and the axis was validated
+        // to be below the rank.
         let at = coordinates(bad.position, self.indices_shape.as_slice());
         let size = self.data_shape.as_slice()[self.axis];
         let allowed = allowed_range(self.axis, size);

@@ -117,6 +117,7 @@ impl GatherNd {
         }
         let b = batch_dims as usize;
 
+        // Cannot panic: 0 <= b < min(r, q) was checked just above, so both prefixes exist.
         if data.shape[..b] != indices.shape[..b] {
             let d = (0..b)
                 .find(|&d| data.shape[d] != indices.shape[d])
@@ -132,6 +133,7 @@ impl GatherNd {
                 ),
             ));
         }
+        // Cannot panic: q >= 1 (rank 0 was refused) and b < r.
         let k = indices.shape[q - 1];
         if k < 1 || k > r - b {
             return Err(Error::new(
@@ -241,6 +243,8 @@ fn output_shape(
             ),
         ));
     }
+    // Cannot panic: the caller checked q >= 1, b < min(r, q), 1 <= k <= r - b, and the rank
+    // limit just above keeps every push within MAX_RANK.
     let mut shape = Dims::new();
     if fold {
         // Cannot overflow silently: a product beyond usize is caught as OVERFLOW by the size
@@ -278,6 +282,9 @@ impl Plan for GatherNd {
     }
 
     fn bad_index_error(&self, bad: BadIndex) -> Error {
+        // Cannot panic: indices have rank >= 1 (validated), `bad.position` is a real element (the
+        // kernels report positions they read), and its component j < k addresses data dimension
+        // b + j < r.
         let shape = self.indices_shape.as_slice();
         let at = coordinates(bad.position, shape);
         let (tuple, component) = at.as_slice().split_at(shape.len() - 1);

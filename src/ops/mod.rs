@@ -206,6 +206,7 @@ pub(crate) fn check_byte_buffers(
 
 /// A buffer of `dtype` elements at `address` must be aligned to `dtype.alignment()`.
 pub(crate) fn check_alignment(what: &str, address: usize, dtype: DType) -> Result<()> {
+    // Cannot divide by zero: every dtype's alignment is 1, 2, 4 or 8.
     if address % dtype.alignment() != 0 {
         return Err(Error::new(
             Status::InvalidArgument,

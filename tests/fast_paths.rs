@@ -128,6 +128,88 @@ fn tiled_gather_elements_several_groups_and_wide_elements() {
 }
 
 /// GatherND with slices of `len` f32 over `tuples` tuples into data [rows, len].
+/// GatherElements along an axis with rows of `row_len` positions, data [rows, axis_size, tail]
+/// and indices [rows, row_len, 1] (axis stride `tail`): the strided-rows path. Row blocks whose
+/// indices are all non-negative take the unchecked loop, the others the resolving one; `spell`
+/// decides per row which rows use negative spellings, so both kinds of block meet in one call.
+fn check_strided_rows(
+    rows: usize,
+    axis_size: usize,
+    row_len: usize,
+    tail: usize,
+    negative_rows: impl Fn(usize) -> bool,
+) {
+    let mut rng = Rng((rows * 31 + row_len * 7 + tail) as u64);
+    let data: Vec<u32> = (0..(rows * axis_size * tail) as u32).collect();
+    let indices: Vec<i64> = (0..rows * row_len)
+        .map(|p| {
+            let v = rng.index(axis_size);
+            let r = resolve(v, axis_size) as i64;
+            if negative_rows(p / row_len) {
+                r - axis_size as i64
+            } else {
+                r
+            }
+        })
+        .collect();
+    let (data_shape, idx_shape) = ([rows, axis_size, tail], [rows, row_len, 1]);
+    for threads in [1, 2, 3] {
+        let (_, out) = gather_elements_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&idx_shape, &indices),
+            1,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        for (p, got) in out.iter().enumerate() {
+            let row = p / row_len;
+            let r = resolve(indices[p], axis_size);
+            assert_eq!(
+                *got,
+                data[(row * axis_size + r) * tail],
+                "row_len {row_len}, tail {tail}, element {p}"
+            );
+        }
+    }
+    // A bad value in an otherwise non-negative block, after a negative one: reported exactly.
+    let mut bad = indices.clone();
+    let at = bad.len() - 1;
+    bad[at] = axis_size as i64;
+    let e = gather_elements_to_vec(
+        TensorRef::new(&data_shape, &data),
+        TensorRef::new(&idx_shape, &bad),
+        1,
+        &Options::default(),
+    )
+    .unwrap_err();
+    let want = format!(
+        "indices[{}, {}, 0] = {axis_size} is out of range",
+        rows - 1,
+        row_len - 1
+    );
+    assert!(e.message().contains(&want), "{}", e.message());
+}
+
+#[test]
+fn strided_rows_check_blocks_of_indices_at_once() {
+    // Row lengths below, at and above the 2048-element check block, with odd tails; contiguous
+    // rows (tail 1) and strided ones (tail 3).
+    for (rows, axis_size, row_len) in [
+        (1500, 4, 4),
+        (40, 7, 5),
+        (9, 512, 512),
+        (5, 2047, 2047),
+        (4, 2049, 2049),
+        (3, 4096, 4096),
+        (700, 3, 1),
+    ] {
+        for tail in [1, 3] {
+            check_strided_rows(rows, axis_size, row_len, tail, |_| false);
+            check_strided_rows(rows, axis_size, row_len, tail, |row| row % 3 == 1);
+        }
+    }
+}
+
 fn check_nd(len: usize, rows: usize, tuples: usize) {
     let mut rng = Rng(len as u64 + 1);
     let data: Vec<f32> = (0..rows * len).map(|x| x as f32).collect();
@@ -158,6 +240,77 @@ fn gather_nd_fixed_and_general_slice_lengths() {
     // exercise the prefetch distance (16) and the tail without it.
     for len in [1, 2, 3, 4, 5, 8, 16, 17] {
         check_nd(len, 50, 37);
+    }
+}
+
+/// GatherND with `k`-component tuples into data [2 (batch), 3, 4, 5, 6] sliced after `k`
+/// dimensions, batch_dims = 1, some empty-slice variants too: every (tuple length, slice length)
+/// pair `run` specializes, and the general one, against a direct computation.
+fn check_nd_tuples(k: usize, tuples_per_batch: usize) {
+    let data_shape = [2usize, 3, 4, 5, 6];
+    let inner = &data_shape[1..];
+    let mut rng = Rng(k as u64 * 7 + tuples_per_batch as u64);
+    let data: Vec<u16> = (0..data_shape.iter().product::<usize>() as u16).collect();
+    let indices: Vec<i64> = (0..2 * tuples_per_batch * k)
+        .map(|p| rng.index(inner[p % k]))
+        .collect();
+    let slice_len: usize = inner[k..].iter().product();
+    let mut out_shape = vec![2, tuples_per_batch];
+    out_shape.extend_from_slice(&inner[k..]);
+    for threads in [1, 2] {
+        let (shape, out) = gather_nd_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&[2, tuples_per_batch, k], &indices),
+            1,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(shape, out_shape);
+        for t in 0..2 * tuples_per_batch {
+            let batch = t / tuples_per_batch;
+            let mut offset = batch * inner.iter().product::<usize>();
+            let mut stride: usize = inner.iter().product();
+            for j in 0..k {
+                stride /= inner[j];
+                offset += resolve(indices[t * k + j], inner[j]) * stride;
+            }
+            assert_eq!(
+                out[t * slice_len..(t + 1) * slice_len],
+                data[offset..offset + slice_len],
+                "k {k}, tuple {t}, {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn gather_nd_tuple_lengths_with_each_slice_length() {
+    // k = 1..4 gives slices of 120, 30, 6 and 1 elements; 21 tuples per batch cover the prefetch
+    // distance, batch changes and tails.
+    for k in 1..=4 {
+        check_nd_tuples(k, 21);
+        check_nd_tuples(k, 1);
+    }
+    // Points into 2-D and 3-D data (k = 2, 3 with single-element slices), and k = 1 with every
+    // fixed slice length.
+    for (shape, k) in [([40usize, 7, 1], 2), ([5, 6, 7], 3)] {
+        let data: Vec<u32> = (0..shape.iter().product::<usize>() as u32).collect();
+        let mut rng = Rng(99);
+        let indices: Vec<i64> = (0..300 * k).map(|p| rng.index(shape[p % k])).collect();
+        let (_, out) = gather_nd_to_vec(
+            TensorRef::new(&shape[..k], &data[..shape[..k].iter().product::<usize>()]),
+            TensorRef::new(&[300, k], &indices),
+            0,
+            &Options::default(),
+        )
+        .unwrap();
+        for t in 0..300 {
+            let mut offset = 0;
+            for j in 0..k {
+                offset = offset * shape[j] + resolve(indices[t * k + j], shape[j]);
+            }
+            assert_eq!(out[t], data[offset], "k {k}, tuple {t}");
+        }
     }
 }
 

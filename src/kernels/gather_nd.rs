@@ -8,7 +8,7 @@ use super::parallel::split_units;
 use super::stream::{
     as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
 };
-use super::{resolve_index, BadIndex, Lane};
+use super::{resolve_index, resolve_or_zero, BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
 use std::mem::MaybeUninit;
@@ -87,21 +87,32 @@ impl NdLayout {
         out: &mut [MaybeUninit<L>],
         threads: usize,
     ) -> Result<(), BadIndex> {
-        // Small slices get a copy of compile-time length (a few moves instead of a memcpy call).
-        match self.slice_len {
-            1 => self.run_with::<L, I, 1>(data, indices, out, threads),
-            2 => self.run_with::<L, I, 2>(data, indices, out, threads),
-            3 => self.run_with::<L, I, 3>(data, indices, out, threads),
-            4 => self.run_with::<L, I, 4>(data, indices, out, threads),
-            8 => self.run_with::<L, I, 8>(data, indices, out, threads),
-            16 => self.run_with::<L, I, 16>(data, indices, out, threads),
-            _ => self.run_with::<L, I, 0>(data, indices, out, threads),
+        // Small slices get a copy of compile-time length (a few moves instead of a memcpy call);
+        // the common tuple lengths (1 for lookups, 2 and 3 for points) a compile-time loop.
+        match (self.tuple_dims.len(), self.slice_len) {
+            (1, 1) => self.run_with::<L, I, 1, 1>(data, indices, out, threads),
+            (1, 2) => self.run_with::<L, I, 2, 1>(data, indices, out, threads),
+            (1, 3) => self.run_with::<L, I, 3, 1>(data, indices, out, threads),
+            (1, 4) => self.run_with::<L, I, 4, 1>(data, indices, out, threads),
+            (1, 8) => self.run_with::<L, I, 8, 1>(data, indices, out, threads),
+            (1, 16) => self.run_with::<L, I, 16, 1>(data, indices, out, threads),
+            (1, _) => self.run_with::<L, I, 0, 1>(data, indices, out, threads),
+            (2, 1) => self.run_with::<L, I, 1, 2>(data, indices, out, threads),
+            (3, 1) => self.run_with::<L, I, 1, 3>(data, indices, out, threads),
+            (_, 1) => self.run_with::<L, I, 1, 0>(data, indices, out, threads),
+            (_, 2) => self.run_with::<L, I, 2, 0>(data, indices, out, threads),
+            (_, 3) => self.run_with::<L, I, 3, 0>(data, indices, out, threads),
+            (_, 4) => self.run_with::<L, I, 4, 0>(data, indices, out, threads),
+            (_, 8) => self.run_with::<L, I, 8, 0>(data, indices, out, threads),
+            (_, 16) => self.run_with::<L, I, 16, 0>(data, indices, out, threads),
+            _ => self.run_with::<L, I, 0, 0>(data, indices, out, threads),
         }
     }
 
-    /// The loop for slices of `N` elements (`N == 0`: `slice_len`, known only at run time).
+    /// The loop for slices of `N` elements and tuples of `K` components (0: known only at run
+    /// time, `slice_len` and `tuple_dims.len()`).
     #[inline(always)]
-    fn run_with<L: Lane, I: IndexElement, const N: usize>(
+    fn run_with<L: Lane, I: IndexElement, const N: usize, const K: usize>(
         &self,
         data: &[L],
         indices: &[I],
@@ -119,56 +130,38 @@ impl NdLayout {
         let stream = N == 0
             && slice_bytes >= STREAM_MIN_SLICE_BYTES
             && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES;
-        let k = self.tuple_dims.len();
-        let dims = self.tuple_dims.as_slice();
-        let strides = self.tuple_strides.as_slice();
+        // Prefetch whole slices, far enough ahead to cover a memory latency: 16 tuples for small
+        // slices, fewer (at least the next one) when slices are large.
+        let ahead_tuples = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
+        let k = if K == 0 { self.tuple_dims.len() } else { K };
+        // Cannot panic: `run` picks K only when it equals tuple_dims.len() (= tuple_strides.len()).
+        let dims = &self.tuple_dims.as_slice()[..k];
+        let strides = &self.tuple_strides.as_slice()[..k];
         split_units(out, tuples, len, threads, |range, chunk| {
-            // Cannot divide by zero: tuples > 0 implies tuples_per_batch > 0. Below, tuple
-            // slices stay within indices.len() == tuples * k, and each data slice starts at a
-            // resolved (in-range) tuple's offset, so it ends within data.
-            let mut batch = range.start / self.tuples_per_batch;
-            let mut within = range.start % self.tuples_per_batch;
-            let first = range.start;
-            let end = range.end;
-            for t in range {
-                if t + PREFETCH_TUPLES < end {
-                    // A hint only: the batch of a tuple ahead may differ, and a bad index there is
-                    // reported when its turn comes.
-                    let ahead = &indices[(t + PREFETCH_TUPLES) * k..(t + PREFETCH_TUPLES + 1) * k];
-                    let mut offset = batch * self.batch_stride;
-                    for ((&v, &size), &stride) in ahead.iter().zip(dims).zip(strides) {
-                        offset = offset.wrapping_add(
-                            resolve_index(v.to_i64(), size)
-                                .unwrap_or(0)
-                                .wrapping_mul(stride),
-                        );
-                    }
-                    prefetch(data, offset);
-                }
-                let tuple = &indices[t * k..t * k + k];
-                let mut offset = batch * self.batch_stride;
-                for (j, ((&v, &size), &stride)) in tuple.iter().zip(dims).zip(strides).enumerate() {
-                    let v = v.to_i64();
-                    let r = resolve_index(v, size).ok_or(BadIndex {
-                        position: t * k + j,
-                        value: v,
+            // Tuples run a batch at a time (one division per batch, not per tuple). Cannot panic
+            // or divide by zero: tuples > 0 implies tuples_per_batch > 0; the batch runs
+            // partition `range`, whose indices and output lengths `split_units` and the plan
+            // guarantee.
+            let mut t = range.start;
+            let mut rest = chunk;
+            while t < range.end {
+                let batch = t / self.tuples_per_batch;
+                let run_end = ((batch + 1) * self.tuples_per_batch).min(range.end);
+                let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
+                rest = tail;
+                let run = BatchRun {
+                    base: batch * self.batch_stride,
+                    dims,
+                    strides,
+                    ahead_tuples,
+                    stream,
+                };
+                run.gather::<L, I, N, K>(data, &indices[t * k..run_end * k], part, len)
+                    .map_err(|(p, value)| BadIndex {
+                        position: t * k + p,
+                        value,
                     })?;
-                    offset += r * stride;
-                }
-                let at = (t - first) * len;
-                if stream {
-                    stream_copy(
-                        &mut chunk[at..at + len],
-                        as_uninit(&data[offset..offset + len]),
-                    );
-                } else {
-                    copy_slice(&mut chunk[at..at + len], &data[offset..offset + len]);
-                }
-                within += 1;
-                if within == self.tuples_per_batch {
-                    within = 0;
-                    batch += 1;
-                }
+                t = run_end;
             }
             if stream {
                 stream_fence();
@@ -178,25 +171,106 @@ impl NdLayout {
     }
 }
 
-/// How many tuples ahead the slice to come is prefetched: enough to cover a memory latency at the
-/// rate tuples are copied.
+/// The tuples of one batch (or the part of it a thread has).
+struct BatchRun<'a> {
+    /// Offset in `data` of the batch.
+    base: usize,
+    dims: &'a [usize],
+    strides: &'a [usize],
+    ahead_tuples: usize,
+    stream: bool,
+}
+
+impl BatchRun<'_> {
+    /// Copies each tuple's slice of `len` (`N` when known) elements; on a bad index, returns its
+    /// position within `idx` and its value.
+    #[inline(always)]
+    fn gather<L: Lane, I: IndexElement, const N: usize, const K: usize>(
+        &self,
+        data: &[L],
+        idx: &[I],
+        out: &mut [MaybeUninit<L>],
+        len: usize,
+    ) -> Result<(), (usize, i64)> {
+        // Compile-time lengths when known; `run` picked N and K to match the layout.
+        let k = if K == 0 { self.dims.len() } else { K };
+        let len = if N == 0 { len } else { N };
+        let (dims, strides) = (&self.dims[..k], &self.strides[..k]);
+        // The offset of `tuple` (number `i`), or the position and value of its first bad index.
+        let offset_of = |i: usize, tuple: &[I]| {
+            let mut offset = self.base;
+            for j in 0..k {
+                let v = tuple[j].to_i64();
+                let r = resolve_index(v, dims[j]).ok_or((i * k + j, v))?;
+                offset += r * strides[j];
+            }
+            Ok(offset)
+        };
+        if len == 0 {
+            // Empty slices: nothing to copy, but the index values are still checked.
+            for (i, tuple) in idx.chunks_exact(k).enumerate() {
+                offset_of(i, tuple)?;
+            }
+            return Ok(());
+        }
+        let tuples = idx.chunks_exact(k).zip(out.chunks_exact_mut(len));
+        for (i, (tuple, slice_out)) in tuples.enumerate() {
+            // A hint only; a bad index there is reported when its turn comes.
+            let ahead = (i + self.ahead_tuples) * k;
+            if let Some(tuple_ahead) = idx.get(ahead..ahead + k) {
+                let mut offset = self.base;
+                for j in 0..k {
+                    let (r, _) = resolve_or_zero(tuple_ahead[j].to_i64(), dims[j]);
+                    offset = offset.wrapping_add(r.wrapping_mul(strides[j]));
+                }
+                prefetch(data, offset, len);
+            }
+            let offset = offset_of(i, tuple)?;
+            // Cannot panic: every component was resolved into range, so the slice lies in data.
+            let slice = &data[offset..offset + len];
+            if self.stream {
+                stream_copy(slice_out, as_uninit(slice));
+            } else {
+                copy_slice(slice_out, slice);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
+/// latency at the rate small slices are copied.
 const PREFETCH_TUPLES: usize = 16;
 
-/// Asks the CPU to start loading `data[offset]` into cache; nothing when it is out of range.
+/// Bytes of slices prefetched ahead when slices are large (a few memory latencies' worth of
+/// copying; tried on W6 and W8).
+const PREFETCH_BYTES: usize = 8 << 10;
+
+/// Asks the CPU to start loading the cache lines of `data[offset..offset + len]`; nothing when
+/// that is out of range.
 #[inline(always)]
-fn prefetch<L>(data: &[L], offset: usize) {
+fn prefetch<L>(data: &[L], offset: usize, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    if offset < data.len() {
-        // SAFETY: `_mm_prefetch` only hints the cache (SSE is part of the x86_64 baseline), and
-        // the address is inside `data`.
+    if offset <= data.len() && len <= data.len() - offset && len > 0 {
+        let bytes = len * std::mem::size_of::<L>();
+        // SAFETY: `_mm_prefetch` only hints the cache (SSE is part of the x86_64 baseline); every
+        // address is inside `data[offset..offset + len]` (the last one is its last byte).
         unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                data.as_ptr().add(offset).cast::<i8>(),
-            )
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let start = data.as_ptr().add(offset).cast::<i8>();
+            _mm_prefetch::<_MM_HINT_T0>(start);
+            if bytes > 64 {
+                let mut at = 64;
+                while at < bytes {
+                    _mm_prefetch::<_MM_HINT_T0>(start.add(at));
+                    at += 64;
+                }
+                _mm_prefetch::<_MM_HINT_T0>(start.add(bytes - 1));
+            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, offset);
+    let _ = (data, offset, len);
 }
 
 #[inline(always)]

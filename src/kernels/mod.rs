@@ -80,6 +80,16 @@ pub(crate) fn resolve_or_zero(v: i64, size: usize) -> (usize, bool) {
     (if ok { resolved as usize } else { 0 }, ok)
 }
 
+/// Whether every value in `idx` is in `[0, size - 1]`: the common case, where indices need no
+/// negative fix-up and no per-element check. Written without an early exit so that it
+/// vectorizes (one unsigned compare per value).
+#[inline(always)]
+pub(crate) fn all_non_negative_below<I: IndexElement>(idx: &[I], size: usize) -> bool {
+    !idx.iter().fold(false, |outside, v| {
+        outside | (v.to_i64() as u64 >= size as u64)
+    })
+}
+
 /// The position of the first value in `idx` outside `[-size, size - 1]` (0 if there is none):
 /// the rescan after a branch-free loop raised its flag.
 pub(crate) fn first_bad_index<I: IndexElement>(idx: &[I], size: usize) -> usize {

@@ -127,11 +127,18 @@ fn tiled_gather_elements_several_groups_and_wide_elements() {
     check_tiled(|x| x as f32, 2, 16, 3, 1 << 16);
 }
 
-/// GatherND with slices of `len` f32 over `tuples` tuples into data [rows, len].
+#[test]
+fn tiled_gather_elements_packs_tiles_only_when_they_fit() {
+    // Packed: 4 x 4096-column tiles fit 64 KiB. Not packed: an axis of 65537 makes even a
+    // 16-column tile 4 MiB, so the tile is gathered in place.
+    check_tiled(|x| x as u32, 1, 4, 3, 1 << 18);
+    check_tiled(|x| x as u32, 1, 65537, 2, 19);
+}
+
 /// GatherElements along an axis with rows of `row_len` positions, data [rows, axis_size, tail]
 /// and indices [rows, row_len, 1] (axis stride `tail`): the strided-rows path. Row blocks whose
-/// indices are all non-negative take the unchecked loop, the others the resolving one; `spell`
-/// decides per row which rows use negative spellings, so both kinds of block meet in one call.
+/// indices are all non-negative take the unchecked loop, the others the resolving one;
+/// `negative_rows` decides which rows use negative spellings, so both kinds of block meet in one call.
 fn check_strided_rows(
     rows: usize,
     axis_size: usize,
@@ -210,6 +217,7 @@ fn strided_rows_check_blocks_of_indices_at_once() {
     }
 }
 
+/// GatherND with slices of `len` f32 over `tuples` tuples into data [rows, len].
 fn check_nd(len: usize, rows: usize, tuples: usize) {
     let mut rng = Rng(len as u64 + 1);
     let data: Vec<f32> = (0..rows * len).map(|x| x as f32).collect();

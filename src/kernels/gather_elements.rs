@@ -245,26 +245,49 @@ impl ElementsLayout {
         let per_split = columns.div_ceil(column_splits);
         let out = DisjointOut::new(out);
         let failed = AtomicBool::new(false);
+        // The tile is copied into a contiguous buffer first when it fits the budget: its rows lie
+        // `axis_stride` apart in data, often a power of two, which maps them onto the same cache
+        // sets (W3's 64 rows 1 MiB apart thrash an 8-way L2); packed, they cannot conflict.
+        let pack = self.axis_size * block * std::mem::size_of::<L>() <= TILE_BYTES;
         for_each_range(groups * column_splits, threads, |tasks| {
+            let mut packed: Vec<L> = Vec::new();
             for task in tasks {
                 let (group, split) = (task / column_splits, task % column_splits);
                 let base = RowCursor::at(group_counts, group_strides, group).base;
                 let (c_start, c_end) = (split * per_split, ((split + 1) * per_split).min(columns));
                 for c0 in (c_start..c_end).step_by(block) {
                     let width = block.min(c_end - c0);
-                    for a in 0..positions {
-                        let at = (group * positions + a) * columns + c0;
+                    let (tile, geometry): (&[L], Row) = if pack {
+                        packed.clear();
+                        for a in 0..self.axis_size {
+                            // Cannot panic: row `a` of the group's slab at columns [c0, c0 +
+                            // width) is part of data (c0 + width <= columns = row length).
+                            let from = base + a * self.axis_stride + c0;
+                            packed.extend_from_slice(&data[from..from + width]);
+                        }
+                        let geometry = Row {
+                            base: 0,
+                            inner_stride: 1,
+                            axis_stride: width,
+                            axis_size: self.axis_size,
+                        };
+                        (&packed, geometry)
+                    } else {
                         let geometry = Row {
                             base: base + c0,
                             inner_stride: 1,
                             axis_stride: self.axis_stride,
                             axis_size: self.axis_size,
                         };
+                        (data, geometry)
+                    };
+                    for a in 0..positions {
+                        let at = (group * positions + a) * columns + c0;
                         // SAFETY: task (group, split) writes only rows of `group` within columns
                         // [c_start, c_end); tasks are distinct pairs, so the ranges never overlap.
                         let out_part = unsafe { out.range(at, width) };
                         let idx_part = &indices[at..at + width];
-                        if gather_row_best::<L, I, true>(avx2, data, geometry, idx_part, out_part)
+                        if gather_row_best::<L, I, true>(avx2, tile, geometry, idx_part, out_part)
                             .is_err()
                         {
                             failed.store(true, Ordering::Relaxed);
@@ -291,9 +314,11 @@ impl ElementsLayout {
 /// Elements a group's slab must exceed for the tiled traversal (4 MiB of f32, 16x a typical L2).
 pub(crate) const TILED_MIN_SLAB_ELEMENTS: usize = 1 << 20;
 
-/// Bytes of the data slab a tile gathers from: a share of a per-core L2 (tried: 32, 128 and 256
-/// KiB; 128 KiB was best on W3).
-const TILE_BYTES: usize = 128 << 10;
+/// Bytes of the data slab a tile gathers from: a share of a per-core L2 (with packing, tried 32,
+/// 64, 128 and 256 KiB on W3: 64 best, 128 within noise, 256 and 32 slower). Also the most a
+/// packed tile may take; a tile that would need more (an axis too long for 16 columns) is
+/// gathered in place.
+const TILE_BYTES: usize = 64 << 10;
 
 /// Consecutive rows along the axis, `row_stride` apart in `data`.
 #[derive(Clone, Copy)]

@@ -133,10 +133,13 @@ def main():
                 raise SystemExit(f"{wid}: gatherkit and onnxruntime outputs differ")
             floor = bytes_touched(op, data, indices, got) / rate * 1e3
             ort_ms = median_ms(lambda: sess.run(None, feed), args.repeat)
+            # ORT's pool threads spin-wait after a run (allow_spinning is on by default); with the
+            # session alive they would keep the other core busy while gatherkit is timed.
+            del sess
             gk_ms = median_ms(lambda: call(data, indices, attribute, num_threads=threads, out=out), args.repeat)
             speedups[threads].append(ort_ms / gk_ms)
             cells.append(f"{ort_ms:.1f} | {gk_ms:.1f} | {ort_ms / gk_ms:.2f}x")
-            del sess, expected, got, out
+            del expected, got, out
         print(f"| {wid} | {desc} | {floor:.1f} | " + " | ".join(cells) + " |", flush=True)
     for threads in (1, 2):
         if speedups[threads]:

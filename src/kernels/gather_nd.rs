@@ -8,7 +8,7 @@ use super::parallel::split_units;
 use super::stream::{
     as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
 };
-use super::{resolve_index, resolve_or_zero, BadIndex, Lane};
+use super::{all_non_negative_below, resolve_index, resolve_or_zero, BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
 use std::mem::MaybeUninit;
@@ -151,6 +151,8 @@ impl NdLayout {
                 rest = tail;
                 let run = BatchRun {
                     base: batch * self.batch_stride,
+                    batch_stride: self.batch_stride,
+                    slice_len: len,
                     dims,
                     strides,
                     ahead_tuples,
@@ -175,6 +177,10 @@ impl NdLayout {
 struct BatchRun<'a> {
     /// Offset in `data` of the batch.
     base: usize,
+    /// Elements of `data` in a batch.
+    batch_stride: usize,
+    /// Elements per slice.
+    slice_len: usize,
     dims: &'a [usize],
     strides: &'a [usize],
     ahead_tuples: usize,
@@ -213,30 +219,148 @@ impl BatchRun<'_> {
             }
             return Ok(());
         }
-        let tuples = idx.chunks_exact(k).zip(out.chunks_exact_mut(len));
-        for (i, (tuple, slice_out)) in tuples.enumerate() {
-            // A hint only; a bad index there is reported when its turn comes.
-            let ahead = (i + self.ahead_tuples) * k;
-            if let Some(tuple_ahead) = idx.get(ahead..ahead + k) {
-                let mut offset = self.base;
-                for j in 0..k {
-                    let (r, _) = resolve_or_zero(tuple_ahead[j].to_i64(), dims[j]);
-                    offset = offset.wrapping_add(r.wrapping_mul(strides[j]));
+        // Cannot panic: a batch's slices all lie in data[base..base + batch_stride] (the plan
+        // sized data as batches * batch_stride), so this one check covers the fast loop below.
+        let batch = &data[self.base..self.base + self.batch_stride];
+        // Tuples are taken a block at a time: one branch-free range check over the block's
+        // index values (which stay in L1 for the copy loop) lets the common case, every value
+        // non-negative and in range, run without a per-tuple check or fix-up.
+        let block_tuples = CHECK_BLOCK_TUPLES;
+        let blocks = idx
+            .chunks(block_tuples * k)
+            .zip(out.chunks_mut(block_tuples * len));
+        for (b, (idx_block, out_block)) in blocks.enumerate() {
+            let first = b * block_tuples;
+            let tuples = idx_block
+                .chunks_exact(k)
+                .zip(out_block.chunks_exact_mut(len));
+            if !tuples_non_negative_below(idx_block, dims) {
+                for (i, (tuple, slice_out)) in (first..).zip(tuples) {
+                    self.prefetch_ahead(data, idx, i, k, len);
+                    let offset = offset_of(i, tuple)?;
+                    // Cannot panic: every component was resolved into range, so the slice lies in
+                    // data.
+                    self.copy(slice_out, &data[offset..offset + len]);
                 }
-                prefetch(data, offset, len);
+                continue;
             }
-            let offset = offset_of(i, tuple)?;
-            // Cannot panic: every component was resolved into range, so the slice lies in data.
-            let slice = &data[offset..offset + len];
-            if self.stream {
-                stream_copy(slice_out, as_uninit(slice));
+            if N == 0 && self.stream {
+                self.gather_in_range::<L, I, N, K, true>(batch, idx, first, idx_block, out_block);
             } else {
-                copy_slice(slice_out, slice);
+                self.gather_in_range::<L, I, N, K, false>(batch, idx, first, idx_block, out_block);
             }
         }
         Ok(())
     }
+
+    /// Copies one slice, streaming it when the run was planned so.
+    #[inline(always)]
+    fn copy<L: Lane>(&self, dst: &mut [MaybeUninit<L>], src: &[L]) {
+        if self.stream {
+            stream_copy(dst, as_uninit(src));
+        } else {
+            copy_slice(dst, src);
+        }
+    }
+
+    /// Prefetches the slice of the tuple `ahead_tuples` after tuple `i` of `idx` (tuples of `k`
+    /// components), if there is one. A hint only: an out-of-range component is resolved to
+    /// something valid, and the bad index is reported when its turn comes.
+    #[inline(always)]
+    fn prefetch_ahead<L, I: IndexElement>(
+        &self,
+        data: &[L],
+        idx: &[I],
+        i: usize,
+        k: usize,
+        len: usize,
+    ) {
+        let ahead = (i + self.ahead_tuples) * k;
+        if let Some(tuple_ahead) = idx.get(ahead..ahead + k) {
+            let mut offset = self.base;
+            for ((v, &size), &stride) in tuple_ahead.iter().zip(self.dims).zip(self.strides) {
+                let (r, _) = resolve_or_zero(v.to_i64(), size);
+                offset = offset.wrapping_add(r.wrapping_mul(stride));
+            }
+            prefetch(data, offset, len);
+        }
+    }
+
+    /// The fast loop over tuples `first..` of the run (`idx_block`, whose values are all known
+    /// to be in `[0, dims[j] - 1]`), copying into `out_block` from `batch`.
+    #[inline(always)]
+    fn gather_in_range<
+        L: Lane,
+        I: IndexElement,
+        const N: usize,
+        const K: usize,
+        const STREAM: bool,
+    >(
+        &self,
+        batch: &[L],
+        idx: &[I],
+        first: usize,
+        idx_block: &[I],
+        out_block: &mut [MaybeUninit<L>],
+    ) {
+        let k = if K == 0 { self.dims.len() } else { K };
+        let len = if N == 0 { self.slice_len } else { N };
+        let strides = &self.strides[..k];
+        let stride0 = strides[0];
+        // Cannot underflow: a tuple with every component in range exists (this block), so no
+        // dimension is empty and batch.len() = product of dims * len >= len.
+        let last_offset = batch.len() - len;
+        let ahead = self.ahead_tuples;
+        let tuples = idx_block
+            .chunks_exact(k)
+            .zip(out_block.chunks_exact_mut(len));
+        for (i, (tuple, slice_out)) in (first..).zip(tuples) {
+            // A hint only, and the tuple ahead may not be checked yet: its offset is clamped
+            // into the batch rather than resolved.
+            let at = (i + ahead) * k;
+            if let Some(tuple_ahead) = idx.get(at..at + k) {
+                let mut offset = (tuple_ahead[0].to_i64() as usize).wrapping_mul(stride0);
+                for j in 1..k {
+                    let v = tuple_ahead[j].to_i64() as usize;
+                    offset = offset.wrapping_add(v.wrapping_mul(strides[j]));
+                }
+                prefetch_in(batch, offset.min(last_offset), len);
+            }
+            let mut offset = tuple[0].to_i64() as usize * stride0;
+            for j in 1..k {
+                offset += tuple[j].to_i64() as usize * strides[j];
+            }
+            debug_assert!(offset <= last_offset);
+            // SAFETY: every component is in [0, dims[j]) (checked for the block), so offset <=
+            // sum((dims[j] - 1) * strides[j]) = batch.len() - len: the slice lies in `batch`.
+            let slice = unsafe { batch.get_unchecked(offset..offset + len) };
+            if STREAM {
+                stream_copy(slice_out, as_uninit(slice));
+            } else {
+                slice_out.copy_from_slice(as_uninit(slice));
+            }
+        }
+    }
 }
+
+/// Whether every component of every tuple in `idx` is in `[0, dims[j] - 1]`, without an early
+/// exit so that it compiles to straight-line compares.
+#[inline(always)]
+fn tuples_non_negative_below<I: IndexElement>(idx: &[I], dims: &[usize]) -> bool {
+    if let [size] = dims {
+        return all_non_negative_below(idx, *size);
+    }
+    !idx.chunks_exact(dims.len()).fold(false, |outside, tuple| {
+        let mut outside = outside;
+        for (v, &size) in tuple.iter().zip(dims) {
+            outside |= v.to_i64() as u64 >= size as u64;
+        }
+        outside
+    })
+}
+
+/// Tuples whose index values are range-checked together before their slices are copied.
+const CHECK_BLOCK_TUPLES: usize = 256;
 
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
 /// latency at the rate small slices are copied.
@@ -251,22 +375,34 @@ const PREFETCH_BYTES: usize = 8 << 10;
 /// nothing when the range is outside `data`.
 #[inline(always)]
 fn prefetch<L>(data: &[L], offset: usize, len: usize) {
+    if offset <= data.len() && len <= data.len() - offset {
+        prefetch_in(data, offset, len);
+    }
+}
+
+/// [`prefetch`] without the range check, for callers that keep `offset + len <= data.len()`
+/// by construction. Outside that range it would only hint at unrelated lines: addresses are
+/// formed with wrapping arithmetic and a prefetch never faults, so it stays sound.
+#[inline(always)]
+fn prefetch_in<L>(data: &[L], offset: usize, len: usize) {
+    debug_assert!(offset + len <= data.len());
     #[cfg(target_arch = "x86_64")]
-    if offset <= data.len() && len <= data.len() - offset && len > 0 {
+    if len > 0 {
         let bytes = len * std::mem::size_of::<L>();
-        // SAFETY: `_mm_prefetch` only hints the cache (SSE is part of the x86_64 baseline); every
-        // address is inside `data[offset..offset + len]` (the last one asked for is its last byte).
+        let start = data.as_ptr().wrapping_add(offset).cast::<i8>();
+        // SAFETY: `_mm_prefetch` only hints the cache and never faults, whatever the address
+        // (SSE is part of the x86_64 baseline); the addresses are `data[offset..offset + len]`'s
+        // lines, the last one its last byte.
         unsafe {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let start = data.as_ptr().add(offset).cast::<i8>();
             _mm_prefetch::<_MM_HINT_T0>(start);
             if bytes > 64 {
                 let mut at = 64;
                 while at < bytes {
-                    _mm_prefetch::<_MM_HINT_T0>(start.add(at));
+                    _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(at));
                     at += 64;
                 }
-                _mm_prefetch::<_MM_HINT_T0>(start.add(bytes - 1));
+                _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(bytes - 1));
             }
         }
     }

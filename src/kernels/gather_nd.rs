@@ -5,6 +5,7 @@
 //! version: they differ only in how they *name* the output shape.
 
 use super::parallel::split_units;
+use super::prefetch::{prefetch_range, prefetch_range_in};
 use super::stream::{
     as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
 };
@@ -282,7 +283,7 @@ impl BatchRun<'_> {
                 let (r, _) = resolve_or_zero(v.to_i64(), size);
                 offset = offset.wrapping_add(r.wrapping_mul(stride));
             }
-            prefetch(data, offset, len);
+            prefetch_range(data, offset, len);
         }
     }
 
@@ -324,7 +325,7 @@ impl BatchRun<'_> {
                     let v = tuple_ahead[j].to_i64() as usize;
                     offset = offset.wrapping_add(v.wrapping_mul(strides[j]));
                 }
-                prefetch_in(batch, offset.min(last_offset), len);
+                prefetch_range_in(batch, offset.min(last_offset), len);
             }
             let mut offset = tuple[0].to_i64() as usize * stride0;
             for j in 1..k {
@@ -369,46 +370,6 @@ const PREFETCH_TUPLES: usize = 16;
 /// Bytes of slices prefetched ahead when slices are large (a few memory latencies' worth of
 /// copying; tried on W6 and W8).
 const PREFETCH_BYTES: usize = 8 << 10;
-
-/// Asks the CPU to start loading `data[offset..offset + len]`: its first cache line only when it
-/// is at most 64 bytes (one line per tuple keeps small-slice loops lean), every line otherwise;
-/// nothing when the range is outside `data`.
-#[inline(always)]
-fn prefetch<L>(data: &[L], offset: usize, len: usize) {
-    if offset <= data.len() && len <= data.len() - offset {
-        prefetch_in(data, offset, len);
-    }
-}
-
-/// [`prefetch`] without the range check, for callers that keep `offset + len <= data.len()`
-/// by construction. Outside that range it would only hint at unrelated lines: addresses are
-/// formed with wrapping arithmetic and a prefetch never faults, so it stays sound.
-#[inline(always)]
-fn prefetch_in<L>(data: &[L], offset: usize, len: usize) {
-    debug_assert!(offset + len <= data.len());
-    #[cfg(target_arch = "x86_64")]
-    if len > 0 {
-        let bytes = len * std::mem::size_of::<L>();
-        let start = data.as_ptr().wrapping_add(offset).cast::<i8>();
-        // SAFETY: `_mm_prefetch` only hints the cache and never faults, whatever the address
-        // (SSE is part of the x86_64 baseline); the addresses are `data[offset..offset + len]`'s
-        // lines, the last one its last byte.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(start);
-            if bytes > 64 {
-                let mut at = 64;
-                while at < bytes {
-                    _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(at));
-                    at += 64;
-                }
-                _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(bytes - 1));
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, offset, len);
-}
 
 #[inline(always)]
 fn copy_slice<L: Lane>(dst: &mut [MaybeUninit<L>], src: &[L]) {

@@ -1,0 +1,68 @@
+//! Software prefetch: asking the CPU to start loading cache lines a loop will need soon, where
+//! the hardware prefetchers cannot guess them (random rows, the next row's data).
+//!
+//! A prefetch is only a hint: it never faults and changes no value, whatever the address. The
+//! functions here still keep every address they form inside the slice (or say so when they
+//! cannot), so that a hint never pulls unrelated lines into the cache.
+
+/// Starts loading `data[offset..offset + len]`: its first cache line only when it is at most 64
+/// bytes (one line per call keeps small-slice loops lean), every line otherwise; nothing when
+/// the range is outside `data`.
+#[inline(always)]
+pub(crate) fn prefetch_range<L>(data: &[L], offset: usize, len: usize) {
+    if offset <= data.len() && len <= data.len() - offset {
+        prefetch_range_in(data, offset, len);
+    }
+}
+
+/// [`prefetch_range`] without the range check, for callers that keep `offset + len <=
+/// data.len()` by construction (debug builds assert it).
+#[inline(always)]
+pub(crate) fn prefetch_range_in<L>(data: &[L], offset: usize, len: usize) {
+    debug_assert!(offset + len <= data.len());
+    if len == 0 {
+        return;
+    }
+    let bytes = len * std::mem::size_of::<L>();
+    let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
+    line(start);
+    if bytes > 64 {
+        let mut at = 64;
+        while at < bytes {
+            line(start.wrapping_add(at));
+            at += 64;
+        }
+        line(start.wrapping_add(bytes - 1));
+    }
+}
+
+/// Starts loading the `lines` cache lines that begin at `data[offset]`, clipped to `data`.
+#[inline(always)]
+pub(crate) fn prefetch_lines<L>(data: &[L], offset: usize, lines: usize) {
+    let Some(bytes_left) = data.len().checked_sub(offset) else {
+        return;
+    };
+    let bytes_left = bytes_left * std::mem::size_of::<L>();
+    let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
+    for l in 0..lines {
+        let at = l * 64;
+        if at >= bytes_left {
+            break;
+        }
+        line(start.wrapping_add(at));
+    }
+}
+
+/// One cache line, into every cache level.
+#[inline(always)]
+fn line(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` only hints the cache and never faults, whatever the address; SSE is
+    // part of the x86_64 baseline. The pointer is never dereferenced.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}

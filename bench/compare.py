@@ -22,47 +22,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 import gatherkit
-
-RNG = np.random.default_rng(0)
-
-
-def uniform(high, shape, dtype):
-    return RNG.integers(0, high, size=shape, dtype=np.int64).astype(dtype)
-
-
-def workloads():
-    """(id, description, op, data, indices, attribute); built lazily to bound memory."""
-    yield ("W1", "GatherElements [64,512,512] axis=2", "GatherElements",
-           lambda: (RNG.random((64, 512, 512), dtype=np.float32), uniform(512, (64, 512, 512), np.int64)), 2)
-    yield ("W2", "GatherElements [64,512,512] axis=1", "GatherElements",
-           lambda: (RNG.random((64, 512, 512), dtype=np.float32), uniform(512, (64, 512, 512), np.int64)), 1)
-    yield ("W3", "GatherElements [64,512,512] axis=0", "GatherElements",
-           lambda: (RNG.random((64, 512, 512), dtype=np.float32), uniform(64, (64, 512, 512), np.int64)), 0)
-    yield ("W4", "GatherElements f16 [4096,4096] axis=1 i32", "GatherElements",
-           lambda: (RNG.random((4096, 4096), dtype=np.float32).astype(np.float16),
-                    uniform(4096, (4096, 4096), np.int32)), 1)
-    yield ("W5", "GatherElements [2097152,4] axis=1", "GatherElements",
-           lambda: (RNG.random((2097152, 4), dtype=np.float32), uniform(4, (2097152, 4), np.int64)), 1)
-    yield ("W6", "GatherND embedding [50000,768] idx [32,512,1]", "GatherND",
-           lambda: (RNG.random((50000, 768), dtype=np.float32), uniform(50000, (32, 512, 1), np.int64)), 0)
-    yield ("W7", "GatherND points [256,256,256] idx [1048576,3]", "GatherND",
-           lambda: (RNG.random((256, 256, 256), dtype=np.float32), uniform(256, (1048576, 3), np.int64)), 0)
-    yield ("W8", "GatherND b=1 [8,4096,256] idx [8,10000,1]", "GatherND",
-           lambda: (RNG.random((8, 4096, 256), dtype=np.float32), uniform(4096, (8, 10000, 1), np.int64)), 1)
-    yield ("W9", "GatherND 16-byte rows [1048576,4] idx [2097152,1]", "GatherND",
-           lambda: (RNG.random((1048576, 4), dtype=np.float32), uniform(1048576, (2097152, 1), np.int64)), 0)
-
-
-def bytes_touched(op, data, indices, out):
-    """indices + output + data bytes touched. GatherND reads whole cache lines of each slice, so its
-    data bytes are (slices x 64-byte lines per slice), at most the whole data."""
-    if op == "GatherElements":
-        touched = data.nbytes
-    else:
-        slices = indices.size // indices.shape[-1]
-        slice_bytes = out.nbytes // max(slices, 1)
-        touched = min(data.nbytes, slices * -(-slice_bytes // 64) * 64)
-    return indices.nbytes + out.nbytes + touched
+from workloads import bytes_touched, workloads
 
 
 def ort_session(op, data, indices, attribute, threads):
@@ -131,7 +91,7 @@ def main():
             out = np.empty_like(got)  # preallocated, as a runtime would pass it (ORT reuses its arena)
             if got.shape != expected.shape or not np.array_equal(got, expected):
                 raise SystemExit(f"{wid}: gatherkit and onnxruntime outputs differ")
-            floor = bytes_touched(op, data, indices, got) / rate * 1e3
+            floor = bytes_touched(op, data, indices, got.shape) / rate * 1e3
             ort_ms = median_ms(lambda: sess.run(None, feed), args.repeat)
             # ORT's pool threads spin-wait after a run (allow_spinning is on by default); with the
             # session alive they would keep the other core busy while gatherkit is timed.

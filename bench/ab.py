@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Two builds of libgatherkit timed against each other in one process, on W1-W9.
+
+    python3 bench/ab.py A/libgatherkit.so B/libgatherkit.so [--repeat 15] [--threads 1 2] [--only W2 W3]
+
+Calls alternate A, B, A, B, ... so that both builds see the same machine state (the machines here
+are shared and noisy: compare ratios within one run, never across runs). Outputs are checked equal.
+Prints the medians and B/A (below 1: B is faster). Needs numpy only. The two paths must differ
+(the loader keeps one copy per file).
+"""
+
+import argparse
+import ctypes
+import statistics
+import time
+
+import numpy as np
+
+from workloads import output_shape, workloads
+
+DTYPES = {np.dtype(np.float32): 1, np.dtype(np.int32): 6, np.dtype(np.int64): 7, np.dtype(np.float16): 10}
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int32), ("rank", ctypes.c_size_t),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p)]
+
+
+class Options(ctypes.Structure):
+    _fields_ = [("flavor", ctypes.c_int32), ("version", ctypes.c_int32), ("num_threads", ctypes.c_size_t)]
+
+
+def tensor(array):
+    shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+    return Tensor(DTYPES[array.dtype], array.ndim, shape, array.ctypes.data), shape
+
+
+class Build:
+    def __init__(self, path):
+        self.path = path
+        self.lib = ctypes.CDLL(path)
+        for name in ("gk_gather_elements", "gk_gather_nd"):
+            fn = getattr(self.lib, name)
+            fn.argtypes = [ctypes.POINTER(Tensor)] * 2 + [ctypes.c_int64, ctypes.POINTER(Tensor),
+                                                          ctypes.POINTER(Options)]
+            fn.restype = ctypes.c_int32
+        self.lib.gk_last_error_message.restype = ctypes.c_char_p
+
+    def caller(self, op, data, indices, attribute, out, threads):
+        fn = self.lib.gk_gather_elements if op == "GatherElements" else self.lib.gk_gather_nd
+        keep = [tensor(data), tensor(indices), tensor(out)]
+        d, i, o = (ctypes.byref(t) for t, _ in keep)
+        options = ctypes.byref(Options(0, 0, threads))
+
+        def call():
+            status = fn(d, i, attribute, o, options)
+            if status != 0:
+                raise SystemExit(f"{self.path}: status {status}: {self.lib.gk_last_error_message().decode()}")
+        call.keep = keep
+        return call
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("a")
+    parser.add_argument("b")
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    a, b = Build(args.a), Build(args.b)
+    print(f"A = {args.a}\nB = {args.b}")
+    print("| id | threads | A ms | B ms | B/A |\n|---|---|---|---|---|")
+    for wid, _desc, op, make, attribute in workloads():
+        if args.only and wid not in args.only:
+            continue
+        data, indices = make()
+        shape = output_shape(op, data, indices, attribute)
+        out_a, out_b = np.empty(shape, data.dtype), np.empty(shape, data.dtype)
+        for threads in args.threads:
+            call_a = a.caller(op, data, indices, attribute, out_a, threads)
+            call_b = b.caller(op, data, indices, attribute, out_b, threads)
+            call_a(), call_b()  # warm-up: page faults, first touch
+            if not np.array_equal(out_a, out_b):
+                raise SystemExit(f"{wid}: the two builds' outputs differ")
+            times = {call_a: [], call_b: []}
+            for _ in range(args.repeat):
+                for call in (call_a, call_b):
+                    t0 = time.perf_counter()
+                    call()
+                    times[call].append(time.perf_counter() - t0)
+            ma, mb = (statistics.median(times[c]) * 1e3 for c in (call_a, call_b))
+            print(f"| {wid} | {threads} | {ma:.2f} | {mb:.2f} | {mb / ma:.3f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -42,8 +42,8 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
     columns: usize,
 ) {
     assert!(
-        axis_size * columns >= 1 << 20,
-        "the shape must select the tiled path"
+        axis_size * columns * std::mem::size_of::<T>() >= 512 << 10,
+        "the shape must select the tiled path (a slab of 512 KiB or more)"
     );
     let mut rng = Rng(17);
     let data: Vec<T> = (0..(groups * axis_size * columns) as u64)
@@ -126,6 +126,17 @@ fn tiled_gather_elements_several_groups_and_wide_elements() {
         (1 << 18) + 1,
     );
     check_tiled(|x| x as f32, 2, 16, 3, 1 << 16);
+}
+
+#[test]
+fn tiled_gather_elements_from_slabs_just_past_l2() {
+    // W2's geometry: 64 KiB would allow only 32 f32 columns of a 512-long axis, so tiles widen
+    // to 64 columns (128 KiB, still packed).
+    check_tiled(|x| x as f32, 3, 512, 5, 512);
+    // A slab of exactly 512 KiB (u16, 256 x 1024).
+    check_tiled(|x| x as u16, 2, 256, 3, 1024);
+    // 1000 columns in 64-column tiles leave a 40-column tail; an axis of 300 is not a power of 2.
+    check_tiled(|x| x as f32, 2, 300, 7, 1000);
 }
 
 #[test]

@@ -171,7 +171,7 @@ fn expect(status: Status, bad_last: bool, ctx: &str) {
 #[test]
 fn gather_elements_paths_stay_inside_their_buffers() {
     // (data shape, indices shape, axis): strided rows along the last axis (odd row length),
-    // general rows across an axis with narrower indices, and the tiled traversal (slab >= 2^20).
+    // general rows across an axis with narrower indices, and the tiled traversal (slab >= 512 KiB for every width).
     let cases: [(&[usize], &[usize], usize); 3] = [
         (&[33, 7], &[33, 9], 1),
         (&[5, 6, 7], &[5, 3, 5], 1),

@@ -7,7 +7,7 @@
 //! base offset into `data` that a cursor advances without division.
 
 use super::parallel::{for_each_range, split_units, DisjointOut};
-use super::prefetch::prefetch_lines;
+use super::prefetch::{prefetch_lines, prefetch_range};
 use super::{all_non_negative_below, first_bad_index, isa, resolve_or_zero, BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
@@ -31,8 +31,11 @@ pub(crate) struct ElementsLayout {
     axis_size: usize,
     /// Data stride of the axis.
     axis_stride: usize,
-    /// Whether the cache-tiled traversal applies (see `run_tiled`).
-    tiled: bool,
+    /// Whether the shape suits the cache-tiled traversal (see `run_tiled`): the axis is the
+    /// innermost row dimension and rows are contiguous in `data`.
+    tileable: bool,
+    /// Elements of the data slab one group gathers from (`axis_size x row_len`).
+    slab_elements: usize,
 }
 
 impl ElementsLayout {
@@ -96,13 +99,7 @@ impl ElementsLayout {
             row_strides.as_mut_slice()[axis_at] = 0;
         }
         let rows = saturating_product(row_counts.as_slice());
-        // Tiling pays when a group's slab (every axis position of a row) is far beyond the
-        // per-core caches; below that, rows gather from a slab that is already cache-resident.
-        let slab_elements = data_shape[axis].saturating_mul(row_len);
-        let tiled = dims >= 2
-            && axis_at == dims - 2
-            && inner_stride == 1
-            && slab_elements >= TILED_MIN_SLAB_ELEMENTS;
+        let tileable = dims >= 2 && axis_at == dims - 2 && inner_stride == 1;
         ElementsLayout {
             row_counts,
             row_strides,
@@ -111,7 +108,8 @@ impl ElementsLayout {
             inner_stride,
             axis_size: data_shape[axis],
             axis_stride,
-            tiled,
+            tileable,
+            slab_elements: data_shape[axis].saturating_mul(row_len),
         }
     }
 
@@ -141,7 +139,10 @@ impl ElementsLayout {
             return Ok(());
         }
         let avx2 = isa::avx2();
-        if self.tiled {
+        // Tiling pays when a group's slab (every axis position of its rows) outgrows a per-core
+        // L2; below that, rows gather from a slab that is already cache-resident.
+        let slab_bytes = self.slab_elements.saturating_mul(std::mem::size_of::<L>());
+        if self.tileable && slab_bytes >= TILED_MIN_SLAB_BYTES {
             return self.run_tiled(data, indices, out, threads, avx2);
         }
         if self.inner_stride == 0 && self.row_counts.len() <= 1 {
@@ -227,7 +228,7 @@ impl ElementsLayout {
         threads: usize,
         avx2: bool,
     ) -> Result<(), BadIndex> {
-        // Cannot panic or divide by zero: `tiled` implies at least two coalesced dimensions (so
+        // Cannot panic or divide by zero: `tileable` implies at least two coalesced dimensions (so
         // `dims - 1 >= 1` row dimensions), and a non-empty output implies groups, positions and
         // columns >= 1, hence `column_splits >= 1`.
         let dims = self.row_counts.len();
@@ -236,8 +237,10 @@ impl ElementsLayout {
         let positions = self.row_counts.as_slice()[dims - 1];
         let groups = saturating_product(group_counts);
         let columns = self.row_len;
-        let block = (TILE_BYTES / (self.axis_size.max(1) * std::mem::size_of::<L>()))
-            .clamp(16, columns.max(16));
+        let lane = std::mem::size_of::<L>();
+        let block = (TILE_BYTES / (self.axis_size.max(1) * lane))
+            .max(TILE_MIN_ROW_BYTES.div_ceil(lane))
+            .min(columns);
         let column_splits = if groups >= threads {
             1
         } else {
@@ -249,7 +252,7 @@ impl ElementsLayout {
         // The tile is copied into a contiguous buffer first when it fits the budget: its rows lie
         // `axis_stride` apart in data, often a power of two, which maps them onto the same cache
         // sets (W3's 64 rows 1 MiB apart thrash an 8-way L2); packed, they cannot conflict.
-        let pack = self.axis_size * block * std::mem::size_of::<L>() <= TILE_BYTES;
+        let pack = self.axis_size * block * lane <= PACK_MAX_BYTES;
         for_each_range(groups * column_splits, threads, |tasks| {
             let mut packed: Vec<L> = Vec::new();
             for task in tasks {
@@ -288,6 +291,9 @@ impl ElementsLayout {
                         // [c_start, c_end); tasks are distinct pairs, so the ranges never overlap.
                         let out_part = unsafe { out.range(at, width) };
                         let idx_part = &indices[at..at + width];
+                        // The rows of a tile are a row of indices apart, too far for the
+                        // hardware prefetchers to follow: ask for a later row's indices.
+                        prefetch_range(indices, at + TILE_PREFETCH_ROWS * columns, width);
                         if gather_row_best::<L, I, true>(avx2, tile, geometry, idx_part, out_part)
                             .is_err()
                         {
@@ -312,14 +318,27 @@ impl ElementsLayout {
     }
 }
 
-/// Elements a group's slab must exceed for the tiled traversal (4 MiB of f32, 16x a typical L2).
-pub(crate) const TILED_MIN_SLAB_ELEMENTS: usize = 1 << 20;
+/// Bytes a group's slab must reach for the tiled traversal: a typical per-core L2 (512 KiB on
+/// Zen 3). Measured on [64, A, 512] f32 along axis 1: tiles beat row order from A = 256 (a
+/// 512 KiB slab, 49.5 -> 38.5 ms) on.
+pub(crate) const TILED_MIN_SLAB_BYTES: usize = 512 << 10;
 
 /// Bytes of the data slab a tile gathers from: a share of a per-core L2 (with packing, tried 32,
-/// 64, 128 and 256 KiB on W3: 64 best, 128 within noise, 256 and 32 slower). Also the most a
-/// packed tile may take; a tile that would need more (an axis too long for 16 columns) is
-/// gathered in place.
+/// 64, 128 and 256 KiB on W3: 64 best, 128 within noise, 256 and 32 slower).
 const TILE_BYTES: usize = 64 << 10;
+
+/// Bytes of each row a tile spans at least, even when that makes the tile larger than
+/// `TILE_BYTES`: the indices and output of a tile are strided runs of this length, and shorter
+/// runs starve the hardware prefetchers (W2, a 512-long axis: 32 f32 columns ran no faster than
+/// row order, 64 columns 24% faster).
+const TILE_MIN_ROW_BYTES: usize = 256;
+
+/// How many rows ahead the tiled traversal prefetches indices.
+const TILE_PREFETCH_ROWS: usize = 4;
+
+/// The largest tile packed into a contiguous buffer (half a typical L2); a larger one (an axis
+/// too long for `TILE_MIN_ROW_BYTES` of columns) is gathered in place.
+const PACK_MAX_BYTES: usize = 256 << 10;
 
 /// Consecutive rows along the axis, `row_stride` apart in `data`.
 #[derive(Clone, Copy)]

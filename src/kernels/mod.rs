@@ -8,7 +8,7 @@
 //! C boundary as `GK_STATUS_PANIC`) rather than touch memory outside a buffer; the only
 //! unchecked reads are the per-element loads whose SAFETY comments prove them in range. Sites
 //! whose reason is not local carry a `Cannot panic:` comment. Allocation is limited to the
-//! chunk list of a threaded call and the tiled traversal's packing buffer (at most one 64 KiB
+//! chunk list of a threaded call and the tiled traversal's packing buffer (at most one 256 KiB
 //! tile per thread); an allocation failure aborts, as everywhere in Rust.
 //!
 //! Kernels move [`Lane`]s: width-only element types (`u8`, `u16`, `u32`, `[u32; 2]`,

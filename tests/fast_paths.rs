@@ -260,10 +260,57 @@ fn check_nd(len: usize, rows: usize, tuples: usize) {
 
 #[test]
 fn gather_nd_fixed_and_general_slice_lengths() {
-    // 1, 2, 3, 4, 8, 16 have fixed-length copies; 5 and 17 take the general one. 37 tuples
-    // exercise the prefetch distance (16) and the tail without it.
+    // 1, 2, 3, 4, 8, 16 have fixed-length copies; 5 and 17 take the general one. 150 tuples
+    // exercise the prefetch distance (64 tuples) and the tail without it.
     for len in [1, 2, 3, 4, 5, 8, 16, 17] {
-        check_nd(len, 50, 37);
+        check_nd(len, 50, 150);
+    }
+}
+
+#[test]
+fn gather_nd_streams_small_slices_through_a_staging_buffer() {
+    // 4-float slices into 9.6 MB of output: the staged, streamed path (fixed slice length,
+    // output >= 8 MiB). 600,001 tuples end in a partial staging piece; one block with negative
+    // spellings takes the checking path mid-call; a late bad index is still reported exactly.
+    let (rows, len, tuples) = (1000usize, 4usize, 600_001usize);
+    let data: Vec<f32> = (0..rows * len).map(|x| x as f32).collect();
+    let mut rng = Rng(5);
+    let mut indices: Vec<i64> = (0..tuples)
+        .map(|_| resolve(rng.index(rows), rows) as i64)
+        .collect();
+    for v in &mut indices[1000..1256] {
+        *v -= rows as i64;
+    }
+    for threads in [1, 2, 3] {
+        let (shape, out) = gather_nd_to_vec(
+            TensorRef::new(&[rows, len], &data),
+            TensorRef::new(&[tuples, 1], &indices),
+            0,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(shape, [tuples, len]);
+        for (t, &v) in indices.iter().enumerate() {
+            let r = resolve(v, rows);
+            assert_eq!(
+                out[t * len..(t + 1) * len],
+                data[r * len..(r + 1) * len],
+                "tuple {t}, {threads} threads"
+            );
+        }
+    }
+    let mut bad = indices;
+    bad[tuples - 2] = rows as i64;
+    for threads in [1, 2] {
+        let e = gather_nd_to_vec(
+            TensorRef::new(&[rows, len], &data),
+            TensorRef::new(&[tuples, 1], &bad),
+            0,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap_err();
+        let want = format!("(indices[{}, 0]) = {rows} is out of range", tuples - 2);
+        assert!(e.message().contains(&want), "{}", e.message());
     }
 }
 
@@ -309,10 +356,10 @@ fn check_nd_tuples(k: usize, tuples_per_batch: usize) {
 
 #[test]
 fn gather_nd_tuple_lengths_with_each_slice_length() {
-    // k = 1..4 gives slices of 120, 30, 6 and 1 elements; 21 tuples per batch cover the prefetch
-    // distance, batch changes and tails.
+    // k = 1..4 gives slices of 120, 30, 6 and 1 elements; 70 tuples per batch cover the prefetch
+    // distance (64 tuples for small slices), batch changes and tails.
     for k in 1..=4 {
-        check_nd_tuples(k, 21);
+        check_nd_tuples(k, 70);
         check_nd_tuples(k, 1);
     }
     // Points into 2-D and 3-D data (k = 2, 3 with single-element slices), and k = 1 with every

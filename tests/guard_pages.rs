@@ -201,18 +201,20 @@ fn gather_elements_paths_stay_inside_their_buffers() {
 #[test]
 fn gather_nd_paths_stay_inside_their_buffers() {
     // Slice lengths 1 and 4 (fixed copies), 5 (general), 300 floats x 7000 tuples (streamed:
-    // 1200-byte slices, 8.4 MB of output).
-    let cases: [(&[usize], &[usize], &[usize]); 4] = [
+    // 1200-byte slices, 8.4 MB of output), 4 floats x 524289 tuples (staged and streamed: 16-byte
+    // slices, 8 MiB + 16 bytes of output).
+    let cases: [(&[usize], &[usize], &[usize]); 5] = [
         (&[40, 1], &[37, 1], &[37, 1]),
         (&[40, 4], &[37, 1], &[37, 4]),
         (&[40, 5], &[37, 1], &[37, 5]),
         (&[50, 300], &[7000, 1], &[7000, 300]),
+        (&[40, 4], &[524289, 1], &[524289, 4]),
     ];
     for (data_shape, indices_shape, out_shape) in cases {
         let rows = data_shape[0];
         each_setting(|dtype, side, threads, bad_last| {
-            if data_shape[1] == 300 && dtype != DType::Float {
-                return; // the streamed path once is enough; it is byte-generic
+            if (data_shape[1] == 300 || indices_shape[0] == 524289) && dtype != DType::Float {
+                return; // the streamed paths once are enough; they are byte-generic
             }
             let ctx = format!("{dtype} {data_shape:?} {side:?} {threads}t bad={bad_last}");
             let status = guarded_call(

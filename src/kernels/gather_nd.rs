@@ -7,7 +7,7 @@
 use super::parallel::split_units;
 use super::prefetch::{prefetch_range, prefetch_range_in};
 use super::stream::{
-    as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
+    as_uninit, stream_copy, stream_fence, Staging, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
 };
 use super::{all_non_negative_below, resolve_index, resolve_or_zero, BadIndex, Lane};
 use crate::dtype::IndexElement;
@@ -128,10 +128,10 @@ impl NdLayout {
         // Whole slices of at least a few cache lines go straight to memory when the output is
         // too large to stay in cache anyway.
         let slice_bytes = len * std::mem::size_of::<L>();
-        let stream = N == 0
-            && slice_bytes >= STREAM_MIN_SLICE_BYTES
+        // Small slices of compile-time length are streamed through an L1 staging buffer.
+        let stream = (N != 0 || slice_bytes >= STREAM_MIN_SLICE_BYTES)
             && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES;
-        // Prefetch whole slices, far enough ahead to cover a memory latency: 16 tuples for small
+        // Prefetch whole slices, far enough ahead to cover a memory latency: 64 tuples for small
         // slices, fewer (at least the next one) when slices are large.
         let ahead_tuples = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
         let k = if K == 0 { self.tuple_dims.len() } else { K };
@@ -245,7 +245,7 @@ impl BatchRun<'_> {
                 }
                 continue;
             }
-            if N == 0 && self.stream {
+            if self.stream {
                 self.gather_in_range::<L, I, N, K, true>(batch, idx, first, idx_block, out_block);
             } else {
                 self.gather_in_range::<L, I, N, K, false>(batch, idx, first, idx_block, out_block);
@@ -288,7 +288,8 @@ impl BatchRun<'_> {
     }
 
     /// The fast loop over tuples `first..` of the run (`idx_block`, whose values are all known
-    /// to be in `[0, dims[j] - 1]`), copying into `out_block` from `batch`.
+    /// to be in `[0, dims[j] - 1]`), copying into `out_block` from `batch`; with `STREAM`, the
+    /// output is written with non-temporal stores.
     #[inline(always)]
     fn gather_in_range<
         L: Lane,
@@ -297,6 +298,36 @@ impl BatchRun<'_> {
         const K: usize,
         const STREAM: bool,
     >(
+        &self,
+        batch: &[L],
+        idx: &[I],
+        first: usize,
+        idx_block: &[I],
+        out_block: &mut [MaybeUninit<L>],
+    ) {
+        if !(STREAM && N != 0) {
+            return self.copy_tuples::<L, I, N, K, STREAM>(batch, idx, first, idx_block, out_block);
+        }
+        // Small slices are gathered into an L1 buffer, which then goes out in whole lines.
+        let k = if K == 0 { self.dims.len() } else { K };
+        let mut staging = Staging::new();
+        let buffer = staging.lanes::<L>();
+        // Not zero: N <= 16 lanes of at most 16 bytes is far less than the buffer.
+        let per_piece = buffer.len() / N;
+        let pieces = idx_block
+            .chunks(per_piece * k)
+            .zip(out_block.chunks_mut(per_piece * N));
+        for (p, (idx_piece, out_piece)) in pieces.enumerate() {
+            let staged = &mut buffer[..out_piece.len()];
+            let piece_first = first + p * per_piece;
+            self.copy_tuples::<L, I, N, K, false>(batch, idx, piece_first, idx_piece, staged);
+            stream_copy(out_piece, staged);
+        }
+    }
+
+    /// [`Self::gather_in_range`]'s copy loop; with `STREAM`, each slice is streamed on its own.
+    #[inline(always)]
+    fn copy_tuples<L: Lane, I: IndexElement, const N: usize, const K: usize, const STREAM: bool>(
         &self,
         batch: &[L],
         idx: &[I],
@@ -365,7 +396,7 @@ const CHECK_BLOCK_TUPLES: usize = 256;
 
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
 /// latency at the rate small slices are copied.
-const PREFETCH_TUPLES: usize = 16;
+const PREFETCH_TUPLES: usize = 64;
 
 /// Bytes of slices prefetched ahead when slices are large (a few memory latencies' worth of
 /// copying; tried on W6 and W8).

@@ -14,6 +14,29 @@ pub(crate) const STREAM_MIN_BYTES: usize = 8 << 20;
 /// Slices shorter than this are not streamed one by one (a partial line costs a read anyway).
 pub(crate) const STREAM_MIN_SLICE_BYTES: usize = 256;
 
+/// Bytes of a [`Staging`] buffer: small enough to stay in L1 beside the loop's other data.
+pub(crate) const STAGING_BYTES: usize = 4 << 10;
+
+/// An L1-resident buffer that small slices are gathered into before they are streamed out as
+/// whole lines (streaming each slice of a few bytes on its own would leave partial lines).
+#[repr(C, align(64))]
+pub(crate) struct Staging([MaybeUninit<u8>; STAGING_BYTES]);
+
+impl Staging {
+    pub(crate) fn new() -> Staging {
+        Staging([MaybeUninit::uninit(); STAGING_BYTES])
+    }
+
+    /// The buffer as `STAGING_BYTES / size_of::<L>()` lanes.
+    pub(crate) fn lanes<L: Lane>(&mut self) -> &mut [MaybeUninit<L>] {
+        let len = STAGING_BYTES / std::mem::size_of::<L>();
+        // SAFETY: the buffer is 64-byte aligned, more than any lane type needs (16 at most), and
+        // `len` lanes fit in its bytes; `MaybeUninit` makes no claim about the contents, and the
+        // borrow of `self` keeps the view exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast::<MaybeUninit<L>>(), len) }
+    }
+}
+
 /// Initialized elements viewed as possibly-uninitialized ones (for [`stream_copy`]'s source).
 pub(crate) fn as_uninit<L>(s: &[L]) -> &[MaybeUninit<L>] {
     // SAFETY: `MaybeUninit<L>` has `L`'s layout, and a shared view never de-initializes anything.

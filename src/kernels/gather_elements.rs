@@ -7,7 +7,7 @@
 //! base offset into `data` that a cursor advances without division.
 
 use super::parallel::{for_each_range, split_units, DisjointOut};
-use super::prefetch::{prefetch_lines, prefetch_range};
+use super::prefetch::{prefetch_lines, prefetch_range, prefetch_range_l2};
 use super::{all_non_negative_below, first_bad_index, isa, resolve_or_zero, BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
@@ -285,7 +285,22 @@ impl ElementsLayout {
                         };
                         (data, geometry)
                     };
+                    // The next tile's source rows are prefetched into L2 (L1 holds this tile) a
+                    // share per output row, so that packing finds them in cache instead of
+                    // waiting on each row in turn.
+                    let next_c0 = c0 + block;
+                    let next_width = block.min(c_end.saturating_sub(next_c0));
+                    let sources_per_position = self.axis_size.div_ceil(positions);
                     for a in 0..positions {
+                        if pack && next_width > 0 {
+                            let first_source = a * sources_per_position;
+                            let sources_end =
+                                (first_source + sources_per_position).min(self.axis_size);
+                            for source in first_source..sources_end {
+                                let from = base + source * self.axis_stride + next_c0;
+                                prefetch_range_l2(data, from, next_width);
+                            }
+                        }
                         let at = (group * positions + a) * columns + c0;
                         // SAFETY: task (group, split) writes only rows of `group` within columns
                         // [c_start, c_end); tasks are distinct pairs, so the ranges never overlap.

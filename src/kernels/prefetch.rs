@@ -36,6 +36,24 @@ pub(crate) fn prefetch_range_in<L>(data: &[L], offset: usize, len: usize) {
     }
 }
 
+/// Starts loading every line of `data[offset..offset + len]` into the outer caches (L2) only,
+/// for data needed a while from now that must not push out what L1 holds; nothing when the range
+/// is outside `data`.
+#[inline(always)]
+pub(crate) fn prefetch_range_l2<L>(data: &[L], offset: usize, len: usize) {
+    if len == 0 || offset > data.len() || len > data.len() - offset {
+        return;
+    }
+    let bytes = len * std::mem::size_of::<L>();
+    let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
+    let mut at = 0;
+    while at < bytes {
+        line_l2(start.wrapping_add(at));
+        at += 64;
+    }
+    line_l2(start.wrapping_add(bytes - 1));
+}
+
 /// Starts loading the `lines` cache lines that begin at `data[offset]`, clipped to `data`.
 #[inline(always)]
 pub(crate) fn prefetch_lines<L>(data: &[L], offset: usize, lines: usize) {
@@ -62,6 +80,19 @@ fn line(at: *const u8) {
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
+/// One cache line, into L2 and the levels beyond it.
+#[inline(always)]
+fn line_l2(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `line`.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+        _mm_prefetch::<_MM_HINT_T1>(at.cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = at;

@@ -3,12 +3,15 @@
 //! `GATHERKIT_PORTABLE_KERNELS=1`, so the portable variants are checked on machines with AVX2.
 //!
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab has at
-//! least 2^20 elements), with one group (split by columns) and several; GatherND's fixed slice
-//! lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (16 tuples), the
-//! 256-tuple range-check blocks, and the streamed copy of large slices (>= 256 bytes each,
-//! >= 8 MiB of output).
+//! least 512 KiB), with one group (split by columns) and several, tiles widened to 256 bytes a
+//! row, and tail tiles; the strided-rows loop with and without next-row prefetch; GatherND's
+//! fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64
+//! tuples), the 256-tuple range-check blocks, and streamed output (>= 8 MiB): large slices
+//! (>= 256 bytes each) directly, small fixed ones through the staging buffer.
 
-use gatherkit::{gather_elements_to_vec, gather_nd_to_vec, Complex, Element, Options, TensorRef};
+use gatherkit::{
+    gather_elements_to_vec, gather_nd_to_vec, Complex, Element, IndexElement, Options, TensorRef,
+};
 
 struct Rng(u64);
 impl Rng {
@@ -233,22 +236,33 @@ fn strided_rows_check_blocks_of_indices_at_once() {
     }
 }
 
-/// GatherND with slices of `len` f32 over `tuples` tuples into data [rows, len].
+/// GatherND with slices of `len` f32 over `tuples` random tuples into data [rows, len].
 fn check_nd(len: usize, rows: usize, tuples: usize) {
     let mut rng = Rng(len as u64 + 1);
-    let data: Vec<f32> = (0..rows * len).map(|x| x as f32).collect();
     let indices: Vec<i32> = (0..tuples).map(|_| rng.index(rows) as i32).collect();
+    check_nd_lookups(len, rows, &indices);
+}
+
+/// GatherND of one-component `indices` into data [rows, len] of f32, checked slice by slice at
+/// 1, 2 and 3 threads. Returns the data.
+fn check_nd_lookups<I: IndexElement + Into<i64>>(
+    len: usize,
+    rows: usize,
+    indices: &[I],
+) -> Vec<f32> {
+    let data: Vec<f32> = (0..rows * len).map(|x| x as f32).collect();
+    let tuples = indices.len();
     for threads in [1, 2, 3] {
         let (shape, out) = gather_nd_to_vec(
             TensorRef::new(&[rows, len], &data),
-            TensorRef::new(&[tuples, 1], &indices),
+            TensorRef::new(&[tuples, 1], indices),
             0,
             &Options::default().with_threads(threads),
         )
         .unwrap();
         assert_eq!(shape, [tuples, len]);
         for (t, &v) in indices.iter().enumerate() {
-            let r = resolve(v as i64, rows);
+            let r = resolve(v.into(), rows);
             assert_eq!(
                 out[t * len..(t + 1) * len],
                 data[r * len..(r + 1) * len],
@@ -256,6 +270,7 @@ fn check_nd(len: usize, rows: usize, tuples: usize) {
             );
         }
     }
+    data
 }
 
 #[test]
@@ -273,7 +288,6 @@ fn gather_nd_streams_small_slices_through_a_staging_buffer() {
     // output >= 8 MiB). 600,001 tuples end in a partial staging piece; one block with negative
     // spellings takes the checking path mid-call; a late bad index is still reported exactly.
     let (rows, len, tuples) = (1000usize, 4usize, 600_001usize);
-    let data: Vec<f32> = (0..rows * len).map(|x| x as f32).collect();
     let mut rng = Rng(5);
     let mut indices: Vec<i64> = (0..tuples)
         .map(|_| resolve(rng.index(rows), rows) as i64)
@@ -281,24 +295,7 @@ fn gather_nd_streams_small_slices_through_a_staging_buffer() {
     for v in &mut indices[1000..1256] {
         *v -= rows as i64;
     }
-    for threads in [1, 2, 3] {
-        let (shape, out) = gather_nd_to_vec(
-            TensorRef::new(&[rows, len], &data),
-            TensorRef::new(&[tuples, 1], &indices),
-            0,
-            &Options::default().with_threads(threads),
-        )
-        .unwrap();
-        assert_eq!(shape, [tuples, len]);
-        for (t, &v) in indices.iter().enumerate() {
-            let r = resolve(v, rows);
-            assert_eq!(
-                out[t * len..(t + 1) * len],
-                data[r * len..(r + 1) * len],
-                "tuple {t}, {threads} threads"
-            );
-        }
-    }
+    let data = check_nd_lookups(len, rows, &indices);
     let mut bad = indices;
     bad[tuples - 2] = rows as i64;
     for threads in [1, 2] {

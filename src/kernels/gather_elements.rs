@@ -339,7 +339,8 @@ impl ElementsLayout {
 pub(crate) const TILED_MIN_SLAB_BYTES: usize = 512 << 10;
 
 /// Bytes of the data slab a tile gathers from: a share of a per-core L2 (with packing, tried 32,
-/// 64, 128 and 256 KiB on W3: 64 best, 128 within noise, 256 and 32 slower).
+/// 64, 128 and 256 KiB on W3: 64 best, 128 within noise, 256 and 32 slower; again with the index
+/// and next-tile prefetches: 128 KiB 11% slower, 32 KiB within noise).
 const TILE_BYTES: usize = 64 << 10;
 
 /// Bytes of each row a tile spans at least, even when that makes the tile larger than

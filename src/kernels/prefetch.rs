@@ -5,13 +5,13 @@
 //! functions here still keep every address they form inside the slice (or say so when they
 //! cannot), so that a hint never pulls unrelated lines into the cache.
 
-/// Starts loading `data[offset..offset + len]`: its first cache line only when it is at most 64
-/// bytes (one line per call keeps small-slice loops lean), every line otherwise; nothing when
-/// the range is outside `data`.
+/// Starts loading `data[offset..offset + len]` into every cache level: its first cache line only
+/// when it is at most 64 bytes (one line per call keeps small-slice loops lean), every line
+/// otherwise; nothing when the range is outside `data`.
 #[inline(always)]
 pub(crate) fn prefetch_range<L>(data: &[L], offset: usize, len: usize) {
     if offset <= data.len() && len <= data.len() - offset {
-        prefetch_range_in(data, offset, len);
+        range_lines::<L, false>(data, offset, len);
     }
 }
 
@@ -20,38 +20,16 @@ pub(crate) fn prefetch_range<L>(data: &[L], offset: usize, len: usize) {
 #[inline(always)]
 pub(crate) fn prefetch_range_in<L>(data: &[L], offset: usize, len: usize) {
     debug_assert!(offset + len <= data.len());
-    if len == 0 {
-        return;
-    }
-    let bytes = len * std::mem::size_of::<L>();
-    let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
-    line(start);
-    if bytes > 64 {
-        let mut at = 64;
-        while at < bytes {
-            line(start.wrapping_add(at));
-            at += 64;
-        }
-        line(start.wrapping_add(bytes - 1));
-    }
+    range_lines::<L, false>(data, offset, len);
 }
 
-/// Starts loading every line of `data[offset..offset + len]` into the outer caches (L2) only,
-/// for data needed a while from now that must not push out what L1 holds; nothing when the range
-/// is outside `data`.
+/// [`prefetch_range`] into the outer caches (L2) only, for data needed a while from now that
+/// must not push out what L1 holds.
 #[inline(always)]
 pub(crate) fn prefetch_range_l2<L>(data: &[L], offset: usize, len: usize) {
-    if len == 0 || offset > data.len() || len > data.len() - offset {
-        return;
+    if offset <= data.len() && len <= data.len() - offset {
+        range_lines::<L, true>(data, offset, len);
     }
-    let bytes = len * std::mem::size_of::<L>();
-    let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
-    let mut at = 0;
-    while at < bytes {
-        line_l2(start.wrapping_add(at));
-        at += 64;
-    }
-    line_l2(start.wrapping_add(bytes - 1));
 }
 
 /// Starts loading the `lines` cache lines that begin at `data[offset]`, clipped to `data`.
@@ -67,32 +45,43 @@ pub(crate) fn prefetch_lines<L>(data: &[L], offset: usize, lines: usize) {
         if at >= bytes_left {
             break;
         }
-        line(start.wrapping_add(at));
+        line::<false>(start.wrapping_add(at));
     }
 }
 
-/// One cache line, into every cache level.
+/// The lines of `data[offset..offset + len]` as [`prefetch_range`] takes them, into L2 only when
+/// `OUTER`.
 #[inline(always)]
-fn line(at: *const u8) {
+fn range_lines<L, const OUTER: bool>(data: &[L], offset: usize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let bytes = len * std::mem::size_of::<L>();
+    let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
+    line::<OUTER>(start);
+    if bytes > 64 {
+        let mut at = 64;
+        while at < bytes {
+            line::<OUTER>(start.wrapping_add(at));
+            at += 64;
+        }
+        line::<OUTER>(start.wrapping_add(bytes - 1));
+    }
+}
+
+/// One cache line, into every cache level, or into L2 and beyond when `OUTER`.
+#[inline(always)]
+fn line<const OUTER: bool>(at: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `_mm_prefetch` only hints the cache and never faults, whatever the address; SSE is
     // part of the x86_64 baseline. The pointer is never dereferenced.
     unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
-}
-
-/// One cache line, into L2 and the levels beyond it.
-#[inline(always)]
-fn line_l2(at: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: as in `line`.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-        _mm_prefetch::<_MM_HINT_T1>(at.cast::<i8>());
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        if OUTER {
+            _mm_prefetch::<_MM_HINT_T1>(at.cast::<i8>());
+        } else {
+            _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>());
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = at;

@@ -217,6 +217,11 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
 pub trait IndexElement: Copy + Send + Sync + 'static + sealed::Sealed {
     /// `DType::Int32` or `DType::Int64`.
     const DTYPE: DType;
+    /// The value with only the bits of `mask` kept (`mask` is all ones where kernels use it: an
+    /// operation the compiler cannot see through, so a copy loop stays a loop; see
+    /// `kernels::resolve`).
+    #[doc(hidden)]
+    fn masked(self, mask: i64) -> Self;
     /// The value widened to `i64`.
     fn to_i64(self) -> i64;
 }
@@ -258,6 +263,10 @@ elements! {
 impl IndexElement for i32 {
     const DTYPE: DType = DType::Int32;
     #[inline(always)]
+    fn masked(self, mask: i64) -> i32 {
+        self & mask as i32
+    }
+    #[inline(always)]
     fn to_i64(self) -> i64 {
         self as i64
     }
@@ -265,6 +274,10 @@ impl IndexElement for i32 {
 
 impl IndexElement for i64 {
     const DTYPE: DType = DType::Int64;
+    #[inline(always)]
+    fn masked(self, mask: i64) -> i64 {
+        self & mask
+    }
     #[inline(always)]
     fn to_i64(self) -> i64 {
         self

@@ -8,7 +8,8 @@
 
 use super::parallel::{for_each_range, split_units, DisjointOut};
 use super::prefetch::{prefetch_lines, prefetch_range, prefetch_range_l2};
-use super::{all_non_negative_below, first_bad_index, isa, resolve_or_zero, BadIndex, Lane};
+use super::resolve::{IndexCopy, INDEX_BLOCK};
+use super::{first_bad_index, isa, resolve_or_zero, BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
 use std::mem::MaybeUninit;
@@ -143,10 +144,10 @@ impl ElementsLayout {
         // L2; below that, rows gather from a slab that is already cache-resident.
         let slab_bytes = self.slab_elements.saturating_mul(std::mem::size_of::<L>());
         if self.tileable && slab_bytes >= TILED_MIN_SLAB_BYTES {
-            return self.run_tiled(data, indices, out, threads, avx2);
+            return self.run_tiled::<L, I>(data, indices, out, threads, avx2);
         }
         if self.inner_stride == 0 && self.row_counts.len() <= 1 {
-            return self.run_strided_rows(data, indices, out, threads, avx2);
+            return self.run_strided_rows::<L, I>(data, indices, out, threads, avx2);
         }
         split_units(out, self.rows, self.row_len, threads, |rows, chunk| {
             let mut cursor = RowCursor::at(
@@ -204,9 +205,11 @@ impl ElementsLayout {
             // Cannot panic: the chunk's rows end at or before `rows`, and indices.len() ==
             // rows * row_len.
             let idx = &indices[first..first + rows.len() * self.row_len];
-            gather_strided_rows_best(avx2, data, geometry, idx, chunk).map_err(|j| BadIndex {
-                position: first + j,
-                value: idx[j].to_i64(),
+            gather_strided_rows_best::<L, I>(avx2, data, geometry, idx, chunk).map_err(|j| {
+                BadIndex {
+                    position: first + j,
+                    value: idx[j].to_i64(),
+                }
             })
         })
     }
@@ -367,8 +370,8 @@ struct StridedRows {
     axis_size: usize,
 }
 
-/// `out[r][j] = data[base + r * row_stride + r(idx[r][j]) * axis_stride]`, branch-free like
-/// `gather_row`; on a bad index, returns the position (within `idx`) of the first one.
+/// `out[r][j] = data[base + r * row_stride + r(idx[r][j]) * axis_stride]`, like `gather_row`;
+/// on a bad index, returns the position (within `idx`) of the first one.
 #[inline(always)]
 fn gather_strided_rows<L: Lane, I: IndexElement>(
     data: &[L],
@@ -387,12 +390,6 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
     // Cannot panic for a validated plan: the slab's last element is data[last row, axis_size - 1]
     // of the chunk, an element of data; this one check keeps the loop below in bounds.
     let slab = &data[g.base..g.base + span];
-    // Rows are taken a block at a time: one vectorizable range check over the block's indices
-    // (still in L1 afterwards) lets the common case, every index non-negative and in range, run
-    // a loop with no per-element fix-up; otherwise the block runs the branch-free resolving loop.
-    let rows_per_block = (CHECK_BLOCK_ELEMENTS / g.row_len).max(1);
-    let block_len = rows_per_block * g.row_len;
-    let mut bad = false;
     // The next row's data is prefetched a share per piece of PREFETCH_PIECE elements, when
     // rows are long enough for it to matter and sit along the axis (stride 1).
     let lanes_per_line = (64 / std::mem::size_of::<L>()).max(1);
@@ -402,77 +399,44 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
     } else {
         0
     };
-    for (b, (idx_block, out_block)) in idx
-        .chunks(block_len)
-        .zip(out.chunks_mut(block_len))
-        .enumerate()
-    {
-        let first_row = b * rows_per_block;
-        let rows = idx_block
-            .chunks_exact(g.row_len)
-            .zip(out_block.chunks_exact_mut(g.row_len))
-            .enumerate();
-        if all_non_negative_below(idx_block, g.axis_size) {
-            // Three twins of one loop, chosen per block rather than per row (rows may be only a
-            // few elements long): without the multiply, W4 and W5 ran about 10% faster than the
-            // general loop.
-            if g.axis_stride != 1 {
-                for (r, (idx_row, out_row)) in rows {
-                    let row_base = (first_row + r) * g.row_stride;
-                    for (o, &v) in out_row.iter_mut().zip(idx_row) {
-                        let at = row_base + v.to_i64() as usize * g.axis_stride;
-                        debug_assert!(at < slab.len());
-                        // SAFETY: 0 <= v < axis_size (checked for the whole block) and the row
-                        // is below `rows`, so at <= (rows - 1) * row_stride + (axis_size - 1) *
-                        // axis_stride < span = slab.len().
-                        o.write(unsafe { *slab.get_unchecked(at) });
-                    }
-                }
+    // Segments of at most INDEX_BLOCK index values: several whole rows when rows are short, a
+    // piece of one row when they are long. Each segment's values are read once into a copy,
+    // checked there, and gathered from the copy.
+    let (rows_per_segment, width) = if g.row_len <= INDEX_BLOCK {
+        (INDEX_BLOCK / g.row_len, g.row_len)
+    } else {
+        (1, INDEX_BLOCK)
+    };
+    let mut copy = IndexCopy::new();
+    let mut bad = false;
+    let mut row = 0;
+    while row < g.rows {
+        let rows_here = rows_per_segment.min(g.rows - row);
+        let mut column = 0;
+        while column < g.row_len {
+            let w = width.min(g.row_len - column);
+            let segment = Segment {
+                first_row: row,
+                column,
+                width: w,
+            };
+            // Cannot panic: the segment's rows are below `rows`, its columns below `row_len`.
+            let at = row * g.row_len + column;
+            let n = if rows_here == 1 { w } else { rows_here * w };
+            let (values, fit) = copy.copy_checked(&idx[at..at + n], g.axis_size);
+            let out_segment = &mut out[at..at + n];
+            if !fit {
+                bad |= !gather_segment_resolving(slab, &g, segment, values, out_segment);
+            } else if g.axis_stride != 1 {
+                gather_segment::<L, I, false>(slab, &g, segment, values, out_segment);
             } else if lines_per_piece == 0 {
-                for (r, (idx_row, out_row)) in rows {
-                    let row_base = (first_row + r) * g.row_stride;
-                    for (o, &v) in out_row.iter_mut().zip(idx_row) {
-                        let at = row_base + v.to_i64() as usize;
-                        debug_assert!(at < slab.len());
-                        // SAFETY: as above, with axis_stride 1.
-                        o.write(unsafe { *slab.get_unchecked(at) });
-                    }
-                }
+                gather_segment::<L, I, true>(slab, &g, segment, values, out_segment);
             } else {
-                // Random reads within a long row defeat the hardware prefetchers, so each
-                // piece of this row asks for its share of the next row's lines.
-                for (r, (idx_row, out_row)) in rows {
-                    let row_base = (first_row + r) * g.row_stride;
-                    let next_row = row_base + g.row_stride;
-                    let pieces = idx_row
-                        .chunks(PREFETCH_PIECE)
-                        .zip(out_row.chunks_mut(PREFETCH_PIECE));
-                    for (p, (idx_piece, out_piece)) in pieces.enumerate() {
-                        let ahead = next_row + p * lines_per_piece * lanes_per_line;
-                        prefetch_lines(slab, ahead, lines_per_piece);
-                        for (o, &v) in out_piece.iter_mut().zip(idx_piece) {
-                            let at = row_base + v.to_i64() as usize;
-                            debug_assert!(at < slab.len());
-                            // SAFETY: as above, with axis_stride 1.
-                            o.write(unsafe { *slab.get_unchecked(at) });
-                        }
-                    }
-                }
+                gather_segment_prefetching(slab, &g, segment, values, out_segment, lines_per_piece);
             }
-            continue;
+            column += w;
         }
-        for (r, (idx_row, out_row)) in rows {
-            let row_base = (first_row + r) * g.row_stride;
-            for (o, &v) in out_row.iter_mut().zip(idx_row) {
-                let (r, ok) = resolve_or_zero(v.to_i64(), g.axis_size);
-                bad |= !ok;
-                let at = row_base + r * g.axis_stride;
-                debug_assert!(at < slab.len());
-                // SAFETY: the row is below `rows` and the resolved index < axis_size, so at <=
-                // (rows - 1) * row_stride + (axis_size - 1) * axis_stride < span = slab.len().
-                o.write(unsafe { *slab.get_unchecked(at) });
-            }
-        }
+        row += rows_here;
     }
     if bad {
         return Err(first_bad_index(idx, g.axis_size));
@@ -480,10 +444,109 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
     Ok(())
 }
 
-/// Indices checked at once before a block of rows is gathered: small enough to stay in L1
-/// between the check and the gather, large enough that short rows share one check (tried 256,
-/// 512, 2048 and 8192 elements: 256 was best for 4-element rows and equal for long ones).
-const CHECK_BLOCK_ELEMENTS: usize = 256;
+/// Rows `first_row..` of a chunk of strided rows, columns `column..column + width` of each;
+/// its positions and output are `rows x width`, row-major.
+#[derive(Clone, Copy)]
+struct Segment {
+    first_row: usize,
+    column: usize,
+    width: usize,
+}
+
+/// Gathers a segment from its copied index values, all in `0..axis_size`. `UNIT` is
+/// `axis_stride == 1` known at compile time: without the multiply, W4 and W5 ran about 10% faster
+/// than the general loop.
+#[inline(always)]
+fn gather_segment<L: Lane, I: IndexElement, const UNIT: bool>(
+    slab: &[L],
+    g: &StridedRows,
+    s: Segment,
+    values: &[I],
+    out: &mut [MaybeUninit<L>],
+) {
+    let rows = values
+        .chunks_exact(s.width)
+        .zip(out.chunks_exact_mut(s.width));
+    for (r, (values_row, out_row)) in rows.enumerate() {
+        let row_base = (s.first_row + r) * g.row_stride;
+        for (o, &v) in out_row.iter_mut().zip(values_row) {
+            let p = v.to_i64() as usize;
+            let at = row_base + if UNIT { p } else { p * g.axis_stride };
+            debug_assert!(at < slab.len());
+            // SAFETY: 0 <= v < axis_size (`copy_checked` found so in this copy) and the row is
+            // below `rows`, so at <= (rows - 1) * row_stride + (axis_size - 1) * axis_stride <
+            // span = slab.len().
+            o.write(unsafe { *slab.get_unchecked(at) });
+        }
+    }
+}
+
+/// [`gather_segment`] for a segment with negative or out-of-range values: each is resolved
+/// (an out-of-range one reads position 0 instead). Returns whether every value was in range.
+#[inline(always)]
+fn gather_segment_resolving<L: Lane, I: IndexElement>(
+    slab: &[L],
+    g: &StridedRows,
+    s: Segment,
+    values: &[I],
+    out: &mut [MaybeUninit<L>],
+) -> bool {
+    let mut bad = false;
+    let rows = values
+        .chunks_exact(s.width)
+        .zip(out.chunks_exact_mut(s.width));
+    for (r, (values_row, out_row)) in rows.enumerate() {
+        let row_base = (s.first_row + r) * g.row_stride;
+        for (o, &v) in out_row.iter_mut().zip(values_row) {
+            let (p, ok) = resolve_or_zero(v.to_i64(), g.axis_size);
+            bad |= !ok;
+            let at = row_base + p * g.axis_stride;
+            debug_assert!(at < slab.len());
+            // SAFETY: p < axis_size and the row is below `rows`, as in `gather_segment`.
+            o.write(unsafe { *slab.get_unchecked(at) });
+        }
+    }
+    !bad
+}
+
+/// [`gather_segment`] for long rows along the axis (stride 1): random reads within a long row
+/// defeat the hardware prefetchers, so each piece of a row asks for its share of the next row's
+/// lines.
+#[inline(always)]
+fn gather_segment_prefetching<L: Lane, I: IndexElement>(
+    slab: &[L],
+    g: &StridedRows,
+    s: Segment,
+    values: &[I],
+    out: &mut [MaybeUninit<L>],
+    lines_per_piece: usize,
+) {
+    let lanes_per_line = (64 / std::mem::size_of::<L>()).max(1);
+    // INDEX_BLOCK is a multiple of PREFETCH_PIECE, so a segment's pieces are the row's pieces.
+    let first_piece = s.column / PREFETCH_PIECE;
+    let rows = values
+        .chunks_exact(s.width)
+        .zip(out.chunks_exact_mut(s.width));
+    for (r, (values_row, out_row)) in rows.enumerate() {
+        let row_base = (s.first_row + r) * g.row_stride;
+        let next_row = row_base + g.row_stride;
+        let pieces = values_row
+            .chunks(PREFETCH_PIECE)
+            .zip(out_row.chunks_mut(PREFETCH_PIECE));
+        for (p, (values_piece, out_piece)) in pieces.enumerate() {
+            let ahead = next_row + (first_piece + p) * lines_per_piece * lanes_per_line;
+            prefetch_lines(slab, ahead, lines_per_piece);
+            for (o, &v) in out_piece.iter_mut().zip(values_piece) {
+                let at = row_base + v.to_i64() as usize;
+                debug_assert!(at < slab.len());
+                // SAFETY: as in `gather_segment`, with axis_stride 1.
+                o.write(unsafe { *slab.get_unchecked(at) });
+            }
+        }
+    }
+}
+
+const _: () = assert!(INDEX_BLOCK % PREFETCH_PIECE == 0);
 
 /// Rows whose data spans at least this many cache lines have the next row's data prefetched
 /// while they are gathered (W1's rows are 32 lines, W4's 128; W5's are a quarter of one).
@@ -504,7 +567,7 @@ unsafe fn gather_strided_rows_avx2<L: Lane, I: IndexElement>(
     idx: &[I],
     out: &mut [MaybeUninit<L>],
 ) -> Result<(), usize> {
-    gather_strided_rows(data, g, idx, out)
+    gather_strided_rows::<L, I>(data, g, idx, out)
 }
 
 #[inline(always)]
@@ -518,10 +581,10 @@ fn gather_strided_rows_best<L: Lane, I: IndexElement>(
     #[cfg(target_arch = "x86_64")]
     if avx2 {
         // SAFETY: `avx2` comes from `isa::avx2()`, which checked the CPU.
-        return unsafe { gather_strided_rows_avx2(data, g, idx, out) };
+        return unsafe { gather_strided_rows_avx2::<L, I>(data, g, idx, out) };
     }
     let _ = avx2;
-    gather_strided_rows(data, g, idx, out)
+    gather_strided_rows::<L, I>(data, g, idx, out)
 }
 
 /// The scalar geometry of one row.
@@ -536,9 +599,10 @@ struct Row {
 /// One row: `out[j] = data[base + j * inner_stride + r(idx[j]) * axis_stride]`. A row that runs
 /// along the axis (`ACROSS == false`) has no `j` term; the flag keeps that a compile-time fact.
 ///
-/// The loop has no early exit, so it can be vectorized: an out-of-range index reads element 0
-/// of the row's slab instead and sets a flag, and only then is the row scanned again for the
-/// first bad index.
+/// Index values are read once, a block at a time, into a copy (see `resolve`) and used from it.
+/// A block with negative or out-of-range values takes a resolving loop, where an out-of-range
+/// value reads element 0 of the row's slab instead and sets a flag; only then is the row scanned
+/// again for the first bad index, to report it.
 #[inline(always)]
 fn gather_row<L: Lane, I: IndexElement, const ACROSS: bool>(
     data: &[L],
@@ -562,27 +626,37 @@ fn gather_row<L: Lane, I: IndexElement, const ACROSS: bool>(
     // Cannot panic for a validated plan: the slab's last element is the row's last element at
     // axis position axis_size - 1, an element of data; this one check keeps the loop in bounds.
     let slab = &data[row.base..row.base + span];
-    // As in `gather_strided_rows`: one vectorizable range check, then no per-element fix-up.
-    if all_non_negative_below(idx, row.axis_size) {
-        for (j, (o, &v)) in out.iter_mut().zip(idx).enumerate() {
-            let at = if ACROSS { j * row.inner_stride } else { 0 }
-                + v.to_i64() as usize * row.axis_stride;
-            debug_assert!(at < slab.len());
-            // SAFETY: 0 <= v < axis_size (checked above) and j < out.len(), so at <=
-            // along_span + (axis_size - 1) * axis_stride < span = slab.len().
-            o.write(unsafe { *slab.get_unchecked(at) });
-        }
-        return Ok(());
-    }
+    let mut copy = IndexCopy::new();
     let mut bad = false;
-    for (j, (o, &v)) in out.iter_mut().zip(idx).enumerate() {
-        let (r, ok) = resolve_or_zero(v.to_i64(), row.axis_size);
-        bad |= !ok;
-        let at = if ACROSS { j * row.inner_stride } else { 0 } + r * row.axis_stride;
-        debug_assert!(at < slab.len());
-        // SAFETY: r < axis_size and j < out.len(), so at <= along_span + (axis_size - 1) *
-        // axis_stride < span = slab.len().
-        o.write(unsafe { *slab.get_unchecked(at) });
+    let blocks = idx.chunks(INDEX_BLOCK).zip(out.chunks_mut(INDEX_BLOCK));
+    for (b, (idx_block, out_block)) in blocks.enumerate() {
+        let (values, fit) = copy.copy_checked(idx_block, row.axis_size);
+        // Cannot panic: the block's first column is below out.len().
+        let slab_block = &slab[if ACROSS {
+            b * INDEX_BLOCK * row.inner_stride
+        } else {
+            0
+        }..];
+        if fit {
+            for (j, (o, &v)) in out_block.iter_mut().zip(values).enumerate() {
+                let along = if ACROSS { j * row.inner_stride } else { 0 };
+                let at = along + v.to_i64() as usize * row.axis_stride;
+                debug_assert!(at < slab_block.len());
+                // SAFETY: 0 <= v < axis_size (`copy_checked` found so in this copy) and the
+                // column b * INDEX_BLOCK + j < out.len(), so at + b * INDEX_BLOCK * inner_stride
+                // <= along_span + (axis_size - 1) * axis_stride < span = slab.len().
+                o.write(unsafe { *slab_block.get_unchecked(at) });
+            }
+            continue;
+        }
+        for (j, (o, &v)) in out_block.iter_mut().zip(values).enumerate() {
+            let (p, ok) = resolve_or_zero(v.to_i64(), row.axis_size);
+            bad |= !ok;
+            let at = if ACROSS { j * row.inner_stride } else { 0 } + p * row.axis_stride;
+            debug_assert!(at < slab_block.len());
+            // SAFETY: p < axis_size, as above.
+            o.write(unsafe { *slab_block.get_unchecked(at) });
+        }
     }
     if bad {
         let j = first_bad_index(idx, row.axis_size);

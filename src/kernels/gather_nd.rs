@@ -5,11 +5,12 @@
 //! version: they differ only in how they *name* the output shape.
 
 use super::parallel::split_units;
-use super::prefetch::{prefetch_range, prefetch_range_in};
+use super::prefetch::prefetch_range_in;
+use super::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use super::stream::{
     as_uninit, stream_copy, stream_fence, Staging, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
 };
-use super::{all_non_negative_below, resolve_index, resolve_or_zero, BadIndex, Lane};
+use super::{BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
 use std::mem::MaybeUninit;
@@ -190,7 +191,9 @@ struct BatchRun<'a> {
 
 impl BatchRun<'_> {
     /// Copies each tuple's slice of `len` (`N` when known) elements; on a bad index, returns its
-    /// position within `idx` and its value.
+    /// position within `idx` and its value. Tuples are taken a block at a time: their components
+    /// are read once into positions (see `resolve`), and only those positions address `data`. A
+    /// block with a bad component is not copied.
     #[inline(always)]
     fn gather<L: Lane, I: IndexElement, const N: usize, const K: usize>(
         &self,
@@ -202,94 +205,47 @@ impl BatchRun<'_> {
         // Compile-time lengths when known; `run` picked N and K to match the layout.
         let k = if K == 0 { self.dims.len() } else { K };
         let len = if N == 0 { len } else { N };
-        let (dims, strides) = (&self.dims[..k], &self.strides[..k]);
-        // The offset of `tuple` (number `i`), or the position and value of its first bad index.
-        let offset_of = |i: usize, tuple: &[I]| {
-            let mut offset = self.base;
-            for j in 0..k {
-                let v = tuple[j].to_i64();
-                let r = resolve_index(v, dims[j]).ok_or((i * k + j, v))?;
-                offset += r * strides[j];
-            }
-            Ok(offset)
+        let dims = &self.dims[..k];
+        let mut components = Components::new();
+        // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
+        let block_tuples = INDEX_BLOCK / k;
+        let bad_in = |block: usize, idx_block: &[I]| {
+            let (p, value) = first_bad_component(idx_block, dims);
+            (block * block_tuples * k + p, value)
         };
         if len == 0 {
             // Empty slices: nothing to copy, but the index values are still checked.
-            for (i, tuple) in idx.chunks_exact(k).enumerate() {
-                offset_of(i, tuple)?;
+            for (b, idx_block) in idx.chunks(block_tuples * k).enumerate() {
+                if !components.copy_resolved::<I, K>(idx_block, dims).1 {
+                    return Err(bad_in(b, idx_block));
+                }
             }
             return Ok(());
         }
         // Cannot panic: a batch's slices all lie in data[base..base + batch_stride] (the plan
-        // sized data as batches * batch_stride), so this one check covers the fast loop below.
+        // sized data as batches * batch_stride), so this one check covers the copy loops.
         let batch = &data[self.base..self.base + self.batch_stride];
-        // Tuples are taken a block at a time: one branch-free range check over the block's
-        // index values (which stay in L1 for the copy loop) lets the common case, every value
-        // non-negative and in range, run without a per-tuple check or fix-up.
-        let block_tuples = CHECK_BLOCK_TUPLES;
         let blocks = idx
             .chunks(block_tuples * k)
             .zip(out.chunks_mut(block_tuples * len));
         for (b, (idx_block, out_block)) in blocks.enumerate() {
-            let first = b * block_tuples;
-            let tuples = idx_block
-                .chunks_exact(k)
-                .zip(out_block.chunks_exact_mut(len));
-            if !tuples_non_negative_below(idx_block, dims) {
-                for (i, (tuple, slice_out)) in (first..).zip(tuples) {
-                    self.prefetch_ahead(data, idx, i, k, len);
-                    let offset = offset_of(i, tuple)?;
-                    // Cannot panic: every component was resolved into range, so the slice lies in
-                    // data.
-                    self.copy(slice_out, &data[offset..offset + len]);
-                }
-                continue;
+            let (tuples, ok) = components.copy_resolved::<I, K>(idx_block, dims);
+            if !ok {
+                return Err(bad_in(b, idx_block));
             }
+            let first = b * block_tuples;
             if self.stream {
-                self.gather_in_range::<L, I, N, K, true>(batch, idx, first, idx_block, out_block);
+                self.gather_in_range::<L, I, N, K, true>(batch, idx, first, tuples, out_block);
             } else {
-                self.gather_in_range::<L, I, N, K, false>(batch, idx, first, idx_block, out_block);
+                self.gather_in_range::<L, I, N, K, false>(batch, idx, first, tuples, out_block);
             }
         }
         Ok(())
     }
 
-    /// Copies one slice, streaming it when the run was planned so.
-    #[inline(always)]
-    fn copy<L: Lane>(&self, dst: &mut [MaybeUninit<L>], src: &[L]) {
-        if self.stream {
-            stream_copy(dst, as_uninit(src));
-        } else {
-            copy_slice(dst, src);
-        }
-    }
-
-    /// Prefetches the slice of the tuple `ahead_tuples` after tuple `i` of `idx` (tuples of `k`
-    /// components), if there is one. A hint only: an out-of-range component is resolved to
-    /// something valid, and the bad index is reported when its turn comes.
-    #[inline(always)]
-    fn prefetch_ahead<L, I: IndexElement>(
-        &self,
-        data: &[L],
-        idx: &[I],
-        i: usize,
-        k: usize,
-        len: usize,
-    ) {
-        let ahead = (i + self.ahead_tuples) * k;
-        if let Some(tuple_ahead) = idx.get(ahead..ahead + k) {
-            let mut offset = self.base;
-            for ((v, &size), &stride) in tuple_ahead.iter().zip(self.dims).zip(self.strides) {
-                let (r, _) = resolve_or_zero(v.to_i64(), size);
-                offset = offset.wrapping_add(r.wrapping_mul(stride));
-            }
-            prefetch_range(data, offset, len);
-        }
-    }
-
-    /// The fast loop over tuples `first..` of the run (`idx_block`, whose values are all known
-    /// to be in `[0, dims[j] - 1]`), copying into `out_block` from `batch`; with `STREAM`, the
-    /// output is written with non-temporal stores.
+    /// Copies the slices of tuples `first..` of the run, whose components are the positions
+    /// `tuples` (each in range), from `batch` into `out_block`; with `STREAM`, the output is
+    /// written with non-temporal stores. `idx` (the caller's) only guides prefetches.
     #[inline(always)]
     fn gather_in_range<
         L: Lane,
@@ -302,25 +258,25 @@ impl BatchRun<'_> {
         batch: &[L],
         idx: &[I],
         first: usize,
-        idx_block: &[I],
+        tuples: &[usize],
         out_block: &mut [MaybeUninit<L>],
     ) {
         if !(STREAM && N != 0) {
-            return self.copy_tuples::<L, I, N, K, STREAM>(batch, idx, first, idx_block, out_block);
+            return self.copy_tuples::<L, I, N, K, STREAM>(batch, idx, first, tuples, out_block);
         }
-        // Small slices are gathered into an L1 buffer, which then goes out in whole lines.
         let k = if K == 0 { self.dims.len() } else { K };
+        // Small slices are gathered into an L1 buffer, which then goes out in whole lines.
         let mut staging = Staging::new();
         let buffer = staging.lanes::<L>();
         // Not zero: N <= 16 lanes of at most 16 bytes is far less than the buffer.
         let per_piece = buffer.len() / N;
-        let pieces = idx_block
+        let pieces = tuples
             .chunks(per_piece * k)
             .zip(out_block.chunks_mut(per_piece * N));
-        for (p, (idx_piece, out_piece)) in pieces.enumerate() {
+        for (p, (tuples_piece, out_piece)) in pieces.enumerate() {
             let staged = &mut buffer[..out_piece.len()];
             let piece_first = first + p * per_piece;
-            self.copy_tuples::<L, I, N, K, false>(batch, idx, piece_first, idx_piece, staged);
+            self.copy_tuples::<L, I, N, K, false>(batch, idx, piece_first, tuples_piece, staged);
             stream_copy(out_piece, staged);
         }
     }
@@ -332,7 +288,7 @@ impl BatchRun<'_> {
         batch: &[L],
         idx: &[I],
         first: usize,
-        idx_block: &[I],
+        tuples: &[usize],
         out_block: &mut [MaybeUninit<L>],
     ) {
         let k = if K == 0 { self.dims.len() } else { K };
@@ -343,12 +299,10 @@ impl BatchRun<'_> {
         // dimension is empty and batch.len() = product of dims * len >= len.
         let last_offset = batch.len() - len;
         let ahead = self.ahead_tuples;
-        let tuples = idx_block
-            .chunks_exact(k)
-            .zip(out_block.chunks_exact_mut(len));
-        for (i, (tuple, slice_out)) in (first..).zip(tuples) {
-            // A hint only, and the tuple ahead may not be checked yet: its offset is clamped
-            // into the batch rather than resolved.
+        let pairs = tuples.chunks_exact(k).zip(out_block.chunks_exact_mut(len));
+        for (i, (tuple, slice_out)) in (first..).zip(pairs) {
+            // A hint only (a prefetch never faults and addresses nothing), and the tuple ahead
+            // is not resolved yet: its offset is clamped into the batch.
             let at = (i + ahead) * k;
             if let Some(tuple_ahead) = idx.get(at..at + k) {
                 let mut offset = (tuple_ahead[0].to_i64() as usize).wrapping_mul(stride0);
@@ -358,12 +312,13 @@ impl BatchRun<'_> {
                 }
                 prefetch_range_in(batch, offset.min(last_offset), len);
             }
-            let mut offset = tuple[0].to_i64() as usize * stride0;
+            let mut offset = tuple[0] * stride0;
             for j in 1..k {
-                offset += tuple[j].to_i64() as usize * strides[j];
+                offset += tuple[j] * strides[j];
             }
             debug_assert!(offset <= last_offset);
-            // SAFETY: every component is in [0, dims[j]) (checked for the block), so offset <=
+            // SAFETY: every position is below its dimension (`Components::copy_resolved`, and no
+            // dimension is empty as this block's tuples were all in range), so offset <=
             // sum((dims[j] - 1) * strides[j]) = batch.len() - len: the slice lies in `batch`.
             let slice = unsafe { batch.get_unchecked(offset..offset + len) };
             if STREAM {
@@ -375,25 +330,6 @@ impl BatchRun<'_> {
     }
 }
 
-/// Whether every component of every tuple in `idx` is in `[0, dims[j] - 1]`, without an early
-/// exit so that it compiles to straight-line compares.
-#[inline(always)]
-fn tuples_non_negative_below<I: IndexElement>(idx: &[I], dims: &[usize]) -> bool {
-    if let [size] = dims {
-        return all_non_negative_below(idx, *size);
-    }
-    !idx.chunks_exact(dims.len()).fold(false, |outside, tuple| {
-        let mut outside = outside;
-        for (v, &size) in tuple.iter().zip(dims) {
-            outside |= v.to_i64() as u64 >= size as u64;
-        }
-        outside
-    })
-}
-
-/// Tuples whose index values are range-checked together before their slices are copied.
-const CHECK_BLOCK_TUPLES: usize = 256;
-
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
 /// latency at the rate small slices are copied.
 const PREFETCH_TUPLES: usize = 64;
@@ -401,13 +337,6 @@ const PREFETCH_TUPLES: usize = 64;
 /// Bytes of slices prefetched ahead when slices are large (a few memory latencies' worth of
 /// copying; tried on W6 and W8).
 const PREFETCH_BYTES: usize = 8 << 10;
-
-#[inline(always)]
-fn copy_slice<L: Lane>(dst: &mut [MaybeUninit<L>], src: &[L]) {
-    for (d, &s) in dst.iter_mut().zip(src) {
-        d.write(s);
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,7 @@ mod isa;
 mod lanes;
 mod parallel;
 mod prefetch;
+mod resolve;
 mod stream;
 
 pub(crate) use gather_elements::ElementsLayout;
@@ -82,35 +83,6 @@ pub(crate) fn resolve_or_zero(v: i64, size: usize) -> (usize, bool) {
     (if ok { resolved as usize } else { 0 }, ok)
 }
 
-/// Whether every value in `idx` is in `[0, size - 1]`: the common case, where indices need no
-/// negative fix-up and no per-element check. Written without an early exit and without compares,
-/// so that it vectorizes to a subtract and two ORs per vector at the index type's own width: a
-/// value `v` is in range exactly when neither `v` nor `size - 1 - v` is negative.
-#[inline(always)]
-pub(crate) fn all_non_negative_below<I: IndexElement>(idx: &[I], size: usize) -> bool {
-    if size == 0 {
-        return idx.is_empty();
-    }
-    // `size - 1 - v` cannot overflow for a non-negative `v`, and a negative `v` fails anyway.
-    let last = (size - 1).min(i64::MAX as usize) as i64;
-    if std::mem::size_of::<I>() == 4 {
-        // Lossless: a 4-byte index type is i32, and `last` is clamped to i32's range (every
-        // non-negative i32 is below a larger size).
-        let last = last.min(i32::MAX as i64) as i32;
-        let signs = idx.iter().fold(0i32, |signs, v| {
-            let v = v.to_i64() as i32;
-            signs | v | last.wrapping_sub(v)
-        });
-        signs >= 0
-    } else {
-        let signs = idx.iter().fold(0i64, |signs, v| {
-            let v = v.to_i64();
-            signs | v | last.wrapping_sub(v)
-        });
-        signs >= 0
-    }
-}
-
 /// The position of the first value in `idx` outside `[-size, size - 1]` (0 if there is none):
 /// the rescan after a branch-free loop raised its flag.
 pub(crate) fn first_bad_index<I: IndexElement>(idx: &[I], size: usize) -> usize {
@@ -140,40 +112,6 @@ mod tests {
         assert_eq!(resolve_index(i64::MAX - 1, big), Some(big - 1));
         assert_eq!(resolve_index(i64::MAX, big), None);
         assert_eq!(resolve_index(i64::MIN, big), None);
-    }
-
-    #[test]
-    fn all_non_negative_below_accepts_exactly_zero_to_size_minus_one() {
-        for size in [1usize, 2, 3, 1000, i32::MAX as usize, 1 << 31, 1 << 40] {
-            let last = (size - 1) as i64;
-            let wide: Vec<i64> = vec![0, last / 2, last];
-            assert!(all_non_negative_below(&wide, size), "size {size}");
-            for bad in [-1, i64::MIN, last + 1, i64::MAX] {
-                let mut v = wide.clone();
-                v.insert(1, bad);
-                assert!(!all_non_negative_below(&v, size), "size {size}, {bad}");
-            }
-            let narrow: Vec<i32> = wide
-                .iter()
-                .map(|&v| v.min(i32::MAX as i64) as i32)
-                .collect();
-            assert!(all_non_negative_below(&narrow, size), "size {size}");
-            for bad in [-1, i32::MIN, (last + 1).min(i32::MAX as i64 + 1) as i32] {
-                let mut v = narrow.clone();
-                v.push(bad);
-                // Every non-negative i32 is below a size past i32::MAX.
-                let want_ok = bad >= 0 && (bad as i64) <= last;
-                assert_eq!(
-                    all_non_negative_below(&v, size),
-                    want_ok,
-                    "size {size}, {bad}"
-                );
-            }
-        }
-        assert!(all_non_negative_below::<i64>(&[], 0));
-        assert!(!all_non_negative_below(&[0i64], 0));
-        assert!(!all_non_negative_below(&[0i32], 0));
-        assert!(all_non_negative_below::<i32>(&[], 5));
     }
 
     #[test]

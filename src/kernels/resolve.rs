@@ -1,0 +1,235 @@
+//! Reading index values from caller memory exactly once.
+//!
+//! A caller may (by mistake or malice) change `indices` while a call runs: another of its threads
+//! writes them, or the output is a second mapping of the same pages. A kernel that range-checked a
+//! value and then read it again to form an address could then read outside `data`. So every
+//! kernel copies a block of index values once into a private buffer, makes each copied value a
+//! position in range there (negative values count from the end; an out-of-range value becomes 0
+//! and lowers a flag), and forms addresses only from that buffer. The caller's memory is read
+//! again only to *report* a bad index, never to address anything; a racing caller may then see an
+//! unspecified result or an unspecified error, never a read outside its buffers.
+//!
+//! The common block, every value already non-negative and in range, costs a widening copy and one
+//! vectorized compare per value; a block with negative values is resolved in place (also
+//! branch-free), after which the kernels run the same loop on it.
+
+use crate::dtype::IndexElement;
+use std::mem::MaybeUninit;
+
+/// Index values copied per block: small enough for the copy to stay in L1 between the check and
+/// the gather (2 KiB of positions), large enough that short rows share one check (tried 256, 512,
+/// 2048 and 8192 elements for the check this replaces: 256 was best for 4-element rows and equal
+/// for long ones).
+pub(crate) const INDEX_BLOCK: usize = 256;
+
+/// A private copy of a block of index values, in their own type (GatherElements: one value per
+/// element), left uninitialised until written: kernels make one per row.
+pub(crate) struct IndexCopy<I>([MaybeUninit<I>; INDEX_BLOCK]);
+
+impl<I: IndexElement> IndexCopy<I> {
+    pub(crate) fn new() -> IndexCopy<I> {
+        // SAFETY: an array of `MaybeUninit` needs no initialisation.
+        IndexCopy(unsafe { MaybeUninit::uninit().assume_init() })
+    }
+
+    /// Reads `idx` (at most `INDEX_BLOCK` values) once into the copy. Returns the copy and
+    /// whether every value in it is in `0..size` (no negative value, none out of range); if not,
+    /// the caller resolves each value of the copy (and checks it) as it uses it.
+    ///
+    /// One loop stores each value and checks the value it stored. The store goes through a mask
+    /// the compiler cannot see through (all ones, from `black_box`): a plain copy loop would
+    /// become a `memcpy` followed by a check that reads `idx` a second time (seen in the
+    /// profile), which is both the double fetch this exists to prevent and slower (the `memcpy`
+    /// takes the cache misses without the prefetching a plain loop gets).
+    #[inline(always)]
+    pub(crate) fn copy_checked(&mut self, idx: &[I], size: usize) -> (&[I], bool) {
+        let slots = &mut self.0[..idx.len()];
+        let mask = std::hint::black_box(-1i64);
+        let Some(last) = size.checked_sub(1) else {
+            // No position exists: only a copy of zeros, and a bad block unless it is empty.
+            for (slot, &v) in slots.iter_mut().zip(idx) {
+                slot.write(v.masked(0));
+            }
+            // SAFETY: every one of `slots` was written just above.
+            return (unsafe { assume_init(slots) }, idx.is_empty());
+        };
+        // `last - v` cannot overflow for a non-negative `v`, and a negative `v` fails anyway.
+        let last = last.min(i64::MAX as usize) as i64;
+        let fit = if std::mem::size_of::<I>() == 4 {
+            // Lossless: a 4-byte index type is i32, and `last` is clamped to i32's range (every
+            // non-negative i32 is below a larger size).
+            let last = last.min(i32::MAX as i64) as i32;
+            let signs = slots.iter_mut().zip(idx).fold(0i32, |signs, (slot, &v)| {
+                let v = *slot.write(v.masked(mask));
+                let v = v.to_i64() as i32;
+                signs | v | last.wrapping_sub(v)
+            });
+            signs >= 0
+        } else {
+            let signs = slots.iter_mut().zip(idx).fold(0i64, |signs, (slot, &v)| {
+                let v = slot.write(v.masked(mask)).to_i64();
+                signs | v | last.wrapping_sub(v)
+            });
+            signs >= 0
+        };
+        // SAFETY: every one of `slots` was written in the loop above.
+        (unsafe { assume_init(slots) }, fit)
+    }
+}
+
+/// # Safety
+/// Every element of `slots` is initialised.
+#[inline(always)]
+unsafe fn assume_init<T>(slots: &[MaybeUninit<T>]) -> &[T] {
+    // SAFETY: MaybeUninit<T> has T's layout, and the caller promises every element is initialised.
+    unsafe { &*(slots as *const [MaybeUninit<T>] as *const [T]) }
+}
+
+/// A block of tuple components copied once and made positions (GatherND), left uninitialised
+/// until written.
+pub(crate) struct Components([MaybeUninit<usize>; INDEX_BLOCK]);
+
+impl Components {
+    pub(crate) fn new() -> Components {
+        // SAFETY: an array of `MaybeUninit` needs no initialisation.
+        Components(unsafe { MaybeUninit::uninit().assume_init() })
+    }
+
+    /// Reads each component of the tuples in `idx` (`dims.len()` components each, `K` when not
+    /// 0; whole tuples, at most `INDEX_BLOCK` components) once; component `j` of each tuple
+    /// becomes a position in `0..dims[j]`. Returns the positions and whether every component
+    /// was in `[-dims[j], dims[j] - 1]`. The common block (every component non-negative and in
+    /// range) costs a widening copy and a vector compare per component; a block with negative
+    /// components is resolved in place.
+    #[inline(always)]
+    pub(crate) fn copy_resolved<I: IndexElement, const K: usize>(
+        &mut self,
+        idx: &[I],
+        dims: &[usize],
+    ) -> (&[usize], bool) {
+        let k = if K == 0 { dims.len() } else { K };
+        let dims = &dims[..k];
+        let copy = self.copy(idx);
+        let fit = if k == 1 {
+            all_below(copy, dims[0])
+        } else {
+            let outside = copy.chunks_exact(k).fold(0, |outside, tuple| {
+                let mut outside = outside;
+                for (&p, &size) in tuple.iter().zip(dims) {
+                    outside |= (p >= size) as u8;
+                }
+                outside
+            });
+            outside == 0
+        };
+        if fit {
+            return (copy, true);
+        }
+        let mut bad = false;
+        for tuple in copy.chunks_exact_mut(k) {
+            for (p, &size) in tuple.iter_mut().zip(dims) {
+                let (r, ok) = super::resolve_or_zero(*p as i64, size);
+                *p = r;
+                bad |= !ok;
+            }
+        }
+        (copy, !bad)
+    }
+
+    /// The one read of `idx`: each value widened (sign-extended) into the buffer.
+    #[inline(always)]
+    fn copy<I: IndexElement>(&mut self, idx: &[I]) -> &mut [usize] {
+        let slots = &mut self.0[..idx.len()];
+        for (slot, v) in slots.iter_mut().zip(idx) {
+            slot.write(v.to_i64() as usize);
+        }
+        // SAFETY: every one of `slots` was written just above.
+        let copy = unsafe { &mut *(slots as *mut [MaybeUninit<usize>] as *mut [usize]) };
+        // What is checked and used from here on is the copy: the barrier keeps the compiler from
+        // replacing a read of the copy with a second read of `idx` (which it may assume is
+        // unchanged; with 8-byte indices the copy is a `memcpy`, whose source the compiler may
+        // read instead of its destination), the very double fetch the copy exists to prevent.
+        std::hint::black_box(&mut *copy);
+        copy
+    }
+}
+
+/// Whether every copied value is in `0..size` (a negative value, sign-extended, is far above any
+/// size), without an early exit so that it compiles to vector compares.
+#[inline(always)]
+fn all_below(copy: &[usize], size: usize) -> bool {
+    // Compared as i64 (AVX2 has no unsigned 64-bit compare): `last - v` is negative exactly when
+    // v > last, and v itself is negative when it was a negative index or above i64::MAX.
+    let Some(last) = size.checked_sub(1) else {
+        return copy.is_empty();
+    };
+    let last = last.min(i64::MAX as usize) as i64;
+    let signs = copy.iter().fold(0i64, |signs, &p| {
+        let v = p as i64;
+        signs | v | last.wrapping_sub(v)
+    });
+    signs >= 0
+}
+
+/// The first tuple component of `idx` outside `[-dims[j], dims[j] - 1]`, as (position, value):
+/// the report after [`Positions::resolve_tuples`] found one. A caller that changed its indices
+/// meanwhile may have none left; the first position is then reported.
+pub(crate) fn first_bad_component<I: IndexElement>(idx: &[I], dims: &[usize]) -> (usize, i64) {
+    let k = dims.len();
+    idx.iter()
+        .enumerate()
+        .find(|&(p, v)| super::resolve_index(v.to_i64(), dims[p % k]).is_none())
+        .or_else(|| idx.first().map(|v| (0, v)))
+        .map_or((0, 0), |(p, v)| (p, v.to_i64()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_say_whether_every_value_is_non_negative_and_in_range() {
+        let mut c = IndexCopy::<i64>::new();
+        assert_eq!(c.copy_checked(&[0, 2, 1], 3), (&[0, 2, 1][..], true));
+        assert_eq!(c.copy_checked(&[0, 2, -1], 3), (&[0, 2, -1][..], false));
+        assert_eq!(c.copy_checked(&[3], 3), (&[3][..], false));
+        assert!(!c.copy_checked(&[i64::MIN, i64::MAX], 7).1);
+        assert_eq!(c.copy_checked(&[5], 0), (&[0][..], false));
+        assert_eq!(c.copy_checked(&[], 0), (&[][..], true));
+        let big = i64::MAX as usize;
+        assert!(c.copy_checked(&[i64::MAX - 1, 0], big).1);
+        assert!(!c.copy_checked(&[i64::MAX], big).1);
+        let mut c = IndexCopy::<i32>::new();
+        assert_eq!(
+            c.copy_checked(&[i32::MAX, 0], 1 << 31),
+            (&[i32::MAX, 0][..], true)
+        );
+        assert!(c.copy_checked(&[i32::MAX, 0], 1 << 40).1);
+        assert!(!c.copy_checked(&[i32::MAX], (1 << 31) - 1).1);
+        assert!(!c.copy_checked(&[5, -1], 1 << 40).1);
+        let many: Vec<i32> = (0..INDEX_BLOCK as i32).collect();
+        assert_eq!(c.copy_checked(&many, INDEX_BLOCK), (&many[..], true));
+    }
+
+    #[test]
+    fn tuple_components_resolve_against_their_own_dimension() {
+        let mut c = Components::new();
+        let (pos, ok) = c.copy_resolved::<i64, 2>(&[1, 2, 0, 0], &[2, 3]);
+        assert_eq!((pos, ok), (&[1, 2, 0, 0][..], true));
+        let (pos, ok) = c.copy_resolved::<i64, 2>(&[1, -1, -2, 2], &[2, 3]);
+        assert_eq!((pos, ok), (&[1, 2, 0, 2][..], true));
+        let (pos, ok) = c.copy_resolved::<i64, 0>(&[1, -1, 0, 3], &[2, 3]);
+        assert_eq!((pos, ok), (&[1, 2, 0, 0][..], false));
+        let (pos, ok) = c.copy_resolved::<i32, 1>(&[-2, 1, 2], &[2]);
+        assert_eq!((pos, ok), (&[0, 1, 0][..], false));
+        let (pos, ok) = c.copy_resolved::<i32, 1>(&[i32::MIN, -1], &[1 << 33]);
+        assert_eq!(
+            (pos, ok),
+            (&[(1 << 33) - (1 << 31), (1 << 33) - 1][..], true)
+        );
+        let (pos, ok) = c.copy_resolved::<i64, 1>(&[0, -1], &[0]);
+        assert_eq!((pos, ok), (&[0, 0][..], false));
+        assert_eq!(first_bad_component(&[1i64, -1, 0, 3], &[2, 3]), (3, 3));
+        assert_eq!(first_bad_component(&[1i64, -1], &[2, 3]), (0, 1));
+    }
+}

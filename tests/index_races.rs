@@ -1,0 +1,496 @@
+//! Index memory that changes while a call runs. Both are caller errors with an unspecified
+//! result, but neither may make gatherkit read outside `data`: every index value that decides an
+//! address must be read from caller memory once, checked and used from that one read.
+//!
+//! - Another thread rewrites index values during calls, on every kernel path, with `data` flush
+//!   against inaccessible pages: a value checked on one read and used from a second would fault.
+//!   Run in a child process, so that a crash is reported as this test's failure.
+//! - The output shares physical pages with the indices (one `memfd` mapped twice, so the
+//!   addresses differ and no overlap check can see it), placed so that each output element
+//!   overwrites an index the call has not used yet with an out-of-range value: a second read of
+//!   that index would copy memory past the end of `data` into the output.
+
+#![cfg(target_os = "linux")]
+
+use gatherkit::ffi::*;
+use std::ffi::c_void;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
+
+const PAGE: usize = 4096;
+
+/// A readable and writable mapping of `len` bytes between two inaccessible pages, the bytes flush
+/// against the front guard or against the back one.
+struct Guarded {
+    base: *mut u8,
+    total: usize,
+    start: *mut u8,
+}
+
+impl Guarded {
+    fn new(len: usize, flush_back: bool) -> Guarded {
+        let body = len.div_ceil(PAGE).max(1) * PAGE;
+        let total = body + 2 * PAGE;
+        // SAFETY: anonymous private mapping; checked for failure below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED, "mmap");
+        let base = base.cast::<u8>();
+        // SAFETY: both guard pages and `start` lie inside the mapping.
+        unsafe {
+            assert_eq!(libc::mprotect(base.cast(), PAGE, libc::PROT_NONE), 0);
+            assert_eq!(
+                libc::mprotect(base.add(PAGE + body).cast(), PAGE, libc::PROT_NONE),
+                0
+            );
+            let start = base.add(if flush_back { PAGE + body - len } else { PAGE });
+            Guarded { base, total, start }
+        }
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping made in `new`.
+        unsafe { libc::munmap(self.base.cast(), self.total) };
+    }
+}
+
+fn options(threads: usize) -> gk_options {
+    gk_options {
+        flavor: GK_FLAVOR_ONNX,
+        version: 0,
+        num_threads: threads,
+    }
+}
+
+/// One operator call through the C ABI on raw buffers; returns the status.
+#[allow(clippy::too_many_arguments)]
+fn call(
+    nd: bool,
+    dtype: i32,
+    data: (&[i64], *const c_void),
+    index_dtype: i32,
+    indices: (&[i64], *const c_void),
+    attribute: i64,
+    output: (&[i64], *mut c_void),
+    threads: usize,
+) -> i32 {
+    let data = gk_tensor {
+        dtype,
+        rank: data.0.len(),
+        shape: data.0.as_ptr(),
+        data: data.1,
+    };
+    let indices = gk_tensor {
+        dtype: index_dtype,
+        rank: indices.0.len(),
+        shape: indices.0.as_ptr(),
+        data: indices.1,
+    };
+    let output = gk_tensor_mut {
+        dtype,
+        rank: output.0.len(),
+        shape: output.0.as_ptr(),
+        data: output.1,
+    };
+    let options = options(threads);
+    // SAFETY: every descriptor describes a live buffer of its size (the callers allocate them
+    // from the same shapes); the index memory changing during the call is the point of the test.
+    unsafe {
+        if nd {
+            gk_gather_nd(&data, &indices, attribute, &output, &options)
+        } else {
+            gk_gather_elements(&data, &indices, attribute, &output, &options)
+        }
+    }
+}
+
+fn count(shape: &[i64]) -> usize {
+    shape.iter().product::<i64>() as usize
+}
+
+/// Index values the racing thread writes: in range, negative in range, just outside on either
+/// side, and far outside.
+fn hostile_value(step: u64, size: i64) -> i64 {
+    match step % 8 {
+        0 | 1 => (step as i64 >> 3) % size.max(1),
+        2 => -1,
+        3 => size,
+        4 => -size - 1,
+        5 => 1 << 40,
+        6 => i64::MIN,
+        _ => i64::MAX,
+    }
+}
+
+/// Index storage another thread may write while a call reads it.
+enum RacyIndices {
+    I32(Vec<AtomicI32>),
+    I64(Vec<AtomicI64>),
+}
+
+impl RacyIndices {
+    fn new(wide: bool, values: impl Iterator<Item = i64>) -> RacyIndices {
+        if wide {
+            RacyIndices::I64(values.map(AtomicI64::new).collect())
+        } else {
+            RacyIndices::I32(values.map(|v| AtomicI32::new(v as i32)).collect())
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            RacyIndices::I32(v) => v.len(),
+            RacyIndices::I64(v) => v.len(),
+        }
+    }
+    fn dtype(&self) -> i32 {
+        match self {
+            RacyIndices::I32(_) => GK_DTYPE_INT32,
+            RacyIndices::I64(_) => GK_DTYPE_INT64,
+        }
+    }
+    fn ptr(&self) -> *const c_void {
+        match self {
+            RacyIndices::I32(v) => v.as_ptr().cast(),
+            RacyIndices::I64(v) => v.as_ptr().cast(),
+        }
+    }
+    fn store(&self, position: usize, value: i64) {
+        match self {
+            RacyIndices::I32(v) => v[position].store(value as i32, Ordering::Relaxed),
+            RacyIndices::I64(v) => v[position].store(value, Ordering::Relaxed),
+        }
+    }
+}
+
+/// A kernel path: which operator, the shapes that select it, and the range its indices address.
+struct Path {
+    name: &'static str,
+    nd: bool,
+    data: &'static [i64],
+    indices: &'static [i64],
+    attribute: i64,
+    output: &'static [i64],
+    /// The size of the dimension (GatherND: the smallest of the tuple's dimensions) that index
+    /// values address.
+    size: i64,
+}
+
+const PATHS: &[Path] = &[
+    Path {
+        name: "GatherElements rows (last axis)",
+        nd: false,
+        data: &[64, 33],
+        indices: &[64, 17],
+        attribute: 1,
+        output: &[64, 17],
+        size: 33,
+    },
+    Path {
+        name: "GatherElements strided rows",
+        nd: false,
+        data: &[40, 9, 5],
+        indices: &[40, 7, 5],
+        attribute: 1,
+        output: &[40, 7, 5],
+        size: 9,
+    },
+    Path {
+        name: "GatherElements narrower rows",
+        nd: false,
+        data: &[6, 30, 9],
+        indices: &[5, 20, 4],
+        attribute: 1,
+        output: &[5, 20, 4],
+        size: 30,
+    },
+    Path {
+        name: "GatherElements tiled",
+        nd: false,
+        data: &[600, 160],
+        indices: &[700, 160],
+        attribute: 0,
+        output: &[700, 160],
+        size: 600,
+    },
+    Path {
+        name: "GatherND 1-element slices",
+        nd: true,
+        data: &[300],
+        indices: &[5000, 1],
+        attribute: 0,
+        output: &[5000],
+        size: 300,
+    },
+    Path {
+        name: "GatherND 4-element slices",
+        nd: true,
+        data: &[300, 4],
+        indices: &[5000, 1],
+        attribute: 0,
+        output: &[5000, 4],
+        size: 300,
+    },
+    Path {
+        name: "GatherND 5-element slices",
+        nd: true,
+        data: &[300, 5],
+        indices: &[5000, 1],
+        attribute: 0,
+        output: &[5000, 5],
+        size: 300,
+    },
+    Path {
+        name: "GatherND 2-component tuples",
+        nd: true,
+        data: &[30, 20, 3],
+        indices: &[5000, 2],
+        attribute: 0,
+        output: &[5000, 3],
+        size: 20,
+    },
+    Path {
+        name: "GatherND 3-component tuples",
+        nd: true,
+        data: &[9, 8, 7, 2],
+        indices: &[5000, 3],
+        attribute: 0,
+        output: &[5000, 2],
+        size: 7,
+    },
+    Path {
+        name: "GatherND 5-component tuples",
+        nd: true,
+        data: &[3, 4, 5, 3, 4],
+        indices: &[3000, 5],
+        attribute: 0,
+        output: &[3000],
+        size: 3,
+    },
+    Path {
+        name: "GatherND batched",
+        nd: true,
+        data: &[4, 50, 6],
+        indices: &[4, 900, 1],
+        attribute: 1,
+        output: &[4, 900, 6],
+        size: 50,
+    },
+    Path {
+        name: "GatherND streamed large slices",
+        nd: true,
+        data: &[40, 300],
+        indices: &[4000, 1],
+        attribute: 0,
+        output: &[4000, 300],
+        size: 40,
+    },
+    Path {
+        name: "GatherND streamed small slices (staged)",
+        nd: true,
+        data: &[40, 4],
+        indices: &[300_000, 1],
+        attribute: 0,
+        output: &[300_000, 4],
+        size: 40,
+    },
+];
+
+/// Calls each path repeatedly while a second thread rewrites index values with hostile ones.
+fn race_every_path() {
+    for path in PATHS {
+        println!("{}", path.name); // the last one printed is the one that crashed
+        for (wide, flush_back, threads) in [
+            (true, true, 1),
+            (false, false, 1),
+            (true, false, 2),
+            (false, true, 2),
+        ] {
+            let (data_len, out_len) = (count(path.data), count(path.output));
+            let data = Guarded::new(data_len * 8, flush_back);
+            // SAFETY: `data_len` writable i64 slots at `start` (8-byte aligned: flush against a
+            // page boundary with a length that is a multiple of 8).
+            let data_values =
+                unsafe { std::slice::from_raw_parts_mut(data.start.cast::<i64>(), data_len) };
+            for (i, v) in data_values.iter_mut().enumerate() {
+                *v = i as i64;
+            }
+            let output = Guarded::new(out_len * 8, flush_back);
+            // Valid values, each briefly replaced by a hostile one and restored, so that most
+            // calls get far (and a value checked in range may be out of range on a second read).
+            let valid = |p: usize| hostile_value((p * 8) as u64, path.size);
+            let indices = RacyIndices::new(wide, (0..count(path.indices)).map(valid));
+            let stop = AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    let mut step = 0x9E37_79B9_u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        step = step
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let position = (step >> 20) as usize % indices.len();
+                        indices.store(position, hostile_value(2 + (step >> 7) % 6, path.size));
+                        for _ in 0..(step >> 40) % 64 {
+                            std::hint::spin_loop();
+                        }
+                        indices.store(position, valid(position));
+                    }
+                });
+                for _ in 0..40 {
+                    let status = call(
+                        path.nd,
+                        GK_DTYPE_INT64,
+                        (path.data, data.start.cast()),
+                        indices.dtype(),
+                        (path.indices, indices.ptr()),
+                        path.attribute,
+                        (path.output, output.start.cast()),
+                        threads,
+                    );
+                    assert!(
+                        status == GK_STATUS_OK || status == GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                        "{}: status {status}",
+                        path.name
+                    );
+                }
+                stop.store(true, Ordering::Relaxed);
+            });
+            // SAFETY: `out_len` initialised i64 slots (written by the calls or zero-mapped).
+            let out = unsafe { std::slice::from_raw_parts(output.start.cast::<i64>(), out_len) };
+            assert!(
+                out.iter().all(|&v| (0..data_len as i64).contains(&v)),
+                "{}: an output element holds a value that is not from data",
+                path.name
+            );
+        }
+    }
+}
+
+const CHILD: &str = "GATHERKIT_INDEX_RACE_CHILD";
+
+#[test]
+fn indices_rewritten_by_another_thread_never_cause_a_read_outside_data() {
+    if std::env::var_os(CHILD).is_some() {
+        race_every_path();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let result = Command::new(exe)
+        .args([
+            "--exact",
+            "indices_rewritten_by_another_thread_never_cause_a_read_outside_data",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "the racing child failed ({}):\n{}{}",
+        result.status,
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
+/// A `memfd` of `len` bytes mapped twice (shared): two addresses for the same physical bytes.
+struct DoubleMapping {
+    first: *mut u8,
+    second: *mut u8,
+    len: usize,
+}
+
+impl DoubleMapping {
+    fn new(len: usize) -> DoubleMapping {
+        // SAFETY: plain system calls; results checked.
+        unsafe {
+            let fd = libc::memfd_create(c"gatherkit-index-race".as_ptr(), 0);
+            assert!(fd >= 0, "memfd_create");
+            assert_eq!(libc::ftruncate(fd, len as libc::off_t), 0);
+            let map = || {
+                let p = libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                );
+                assert_ne!(p, libc::MAP_FAILED, "mmap");
+                p.cast::<u8>()
+            };
+            let (first, second) = (map(), map());
+            libc::close(fd);
+            DoubleMapping { first, second, len }
+        }
+    }
+}
+
+impl Drop for DoubleMapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapping both mappings made in `new`.
+        unsafe {
+            libc::munmap(self.first.cast(), self.len);
+            libc::munmap(self.second.cast(), self.len);
+        }
+    }
+}
+
+/// (GatherND?, data shape, indices shape, output shape)
+type AliasedCall = (bool, &'static [i64], &'static [i64], &'static [i64]);
+
+/// What lies right after `data` in memory: a read past its end copies this into the output.
+const PAST_DATA: i64 = 0x5EED_BAD0_5EED_BAD0;
+
+#[test]
+fn output_aliasing_the_indices_physically_never_exposes_memory_past_data() {
+    const N: i64 = 64; // data elements; every one holds N, which is out of range as an index
+    const M: usize = 5000; // index values, all 0 before the call
+                           // (operator, data shape, indices shape, output shape), all reading indices[i] into out[i].
+    let shapes: [AliasedCall; 3] = [
+        (false, &[N], &[M as i64], &[M as i64]),
+        (true, &[N], &[M as i64, 1], &[M as i64]),
+        (true, &[N, 1], &[M as i64, 1], &[M as i64, 1]),
+    ];
+    for (nd, data_shape, indices_shape, output_shape) in shapes {
+        for threads in [1, 2] {
+            let mut storage = vec![N; N as usize + 64];
+            storage[N as usize..].fill(PAST_DATA);
+            let mapping = DoubleMapping::new(8 * (M + 2));
+            // Index i at byte 8 + 8i of the file, output element j at byte 16 + 8j: writing
+            // out[j] overwrites indices[j + 1] (with N) before the call reaches it.
+            // SAFETY: both views lie inside the mapping.
+            let (indices_at, output_at) = unsafe { (mapping.first.add(8), mapping.second.add(16)) };
+            let status = call(
+                nd,
+                GK_DTYPE_INT64,
+                (data_shape, storage.as_ptr().cast()),
+                GK_DTYPE_INT64,
+                (indices_shape, indices_at.cast()),
+                0,
+                (output_shape, output_at.cast()),
+                threads,
+            );
+            assert!(
+                status == GK_STATUS_OK || status == GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                "status {status}"
+            );
+            // SAFETY: the whole file, seen through the first mapping.
+            let file = unsafe { std::slice::from_raw_parts(mapping.first.cast::<i64>(), M + 2) };
+            assert!(
+                !file.contains(&PAST_DATA),
+                "nd={nd} {threads}t: memory past the end of data reached the output (status {status})"
+            );
+            assert!(storage[N as usize..].iter().all(|&v| v == PAST_DATA));
+        }
+    }
+}

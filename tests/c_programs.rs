@@ -12,35 +12,23 @@ const PROGRAMS: &[&str] = &[
     "test_text",
 ];
 
-/// Builds the library's C artifacts (`cargo test` builds only the rlib) into a target directory of
-/// this test's own, since the outer cargo holds the main one; returns where they are.
+/// Where the library's C artifacts are: `cargo test` builds the library once with all its crate
+/// types, so the static and shared libraries sit beside this test's own binary in `deps/`, built
+/// from the same sources with the same profile. (Building them again here would cost a full
+/// optimised build of the library.)
 fn artifact_dir() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let target_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cargo");
-            let release = !cfg!(debug_assertions);
-            let mut cmd = Command::new(option_env!("CARGO").unwrap_or("cargo"));
-            cmd.args(["build", "--lib", "--quiet", "--manifest-path"])
-                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-                .arg("--target-dir")
-                .arg(&target_dir);
-            if release {
-                cmd.arg("--release");
-            }
-            let status = cmd.status().expect("cargo runs");
-            assert!(status.success(), "cargo build --lib failed");
-            let dir = target_dir.join(if release { "release" } else { "debug" });
-            for lib in ["libgatherkit.a", "libgatherkit.so"] {
-                assert!(
-                    dir.join(lib).exists(),
-                    "{} was not built",
-                    dir.join(lib).display()
-                );
-            }
-            dir
-        })
-        .clone()
+    let exe = std::env::current_exe().expect("the test's own path");
+    let dir = exe
+        .parent()
+        .expect("the test binary lives in <target>/<profile>/deps");
+    for lib in ["libgatherkit.a", "libgatherkit.so"] {
+        assert!(
+            dir.join(lib).exists(),
+            "{} was not built beside the test",
+            dir.join(lib).display()
+        );
+    }
+    dir.to_path_buf()
 }
 
 fn compiler(cpp: bool) -> cc::Tool {

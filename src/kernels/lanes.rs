@@ -4,19 +4,11 @@ use super::Lane;
 use crate::dtype::{Element, IndexElement};
 use std::mem::{align_of, size_of, MaybeUninit};
 
-/// `s` as lanes.
-pub(crate) fn element_lanes<T: Element>(s: &[T]) -> &[T::Lane] {
-    debug_assert_eq!(size_of::<T>(), size_of::<T::Lane>());
-    // SAFETY: `T::Lane` has `T`'s size and an alignment no larger than `T`'s (checked for every
-    // element type in dtype's tests), element types have no padding, and every bit pattern is a
-    // valid lane (lanes are plain unsigned integers).
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<T::Lane>(), s.len()) }
-}
-
 /// `s` as write-only lanes.
 pub(crate) fn element_lanes_out<T: Element>(s: &mut [T]) -> &mut [MaybeUninit<T::Lane>] {
     debug_assert_eq!(size_of::<T>(), size_of::<T::Lane>());
-    // SAFETY: size and alignment as in `element_lanes`. Kernels store into the result only lanes
+    // SAFETY: `T::Lane` has `T`'s size and an alignment no larger than `T`'s (checked for every
+    // element type in dtype's tests), and element types have no padding. Kernels store into the result only lanes
     // loaded from a `&[T]` of the same `T` (the module invariant of `kernels`), so every value
     // written is a valid `T`, and they never read an output lane.
     unsafe {
@@ -89,6 +81,31 @@ pub(crate) fn byte_indices<I: IndexElement>(bytes: &[u8]) -> Option<&[I]> {
     Some(unsafe {
         std::slice::from_raw_parts(bytes.as_ptr().cast::<I>(), bytes.len() / size_of::<I>())
     })
+}
+
+/// Elements as their bytes.
+pub(crate) fn element_bytes<T: Element>(s: &[T]) -> &[u8] {
+    // SAFETY: element types have no padding (see `element_lanes_out`), so every byte is initialised;
+    // u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+/// Index values as their bytes.
+pub(crate) fn index_bytes<I: IndexElement>(s: &[I]) -> &[u8] {
+    // SAFETY: i32 or i64: no padding, alignment 1 for u8.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+/// Write-only lanes as write-only bytes.
+pub(crate) fn lanes_as_bytes_out<L: Lane>(s: &mut [MaybeUninit<L>]) -> &mut [MaybeUninit<u8>] {
+    // SAFETY: same memory, alignment 1. Kernels write only whole lanes copied from data of the
+    // same dtype, so the bytes end up holding valid elements.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            s.as_mut_ptr().cast::<MaybeUninit<u8>>(),
+            std::mem::size_of_val(s),
+        )
+    }
 }
 
 #[cfg(test)]

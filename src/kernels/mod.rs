@@ -3,7 +3,7 @@
 //!
 //! Panics: none on any input, because the plan guarantees what the slicing here relies on
 //! (ranks >= 1 where a last dimension is taken, attribute below the rank, buffer lengths equal
-//! to the shapes' element counts, checked by `ops::run_typed`/`run_bytes` before a kernel runs).
+//! to the shapes' element counts, checked by `ops::typed_as_bytes`/`run_bytes` before a kernel runs).
 //! Slicing stays bounds-checked, so a mistake in the layout arithmetic would panic (caught at the
 //! C boundary as `GK_STATUS_PANIC`) rather than touch memory outside a buffer; the only
 //! unchecked reads are the per-element loads whose SAFETY comments prove them in range. Sites
@@ -27,8 +27,8 @@ mod stream;
 pub(crate) use gather_elements::ElementsLayout;
 pub(crate) use gather_nd::NdLayout;
 pub(crate) use lanes::{
-    byte_indices, byte_lanes, byte_lanes_out, bytes_out, element_lanes, element_lanes_out,
-    uninit_lanes_out,
+    byte_indices, byte_lanes, byte_lanes_out, bytes_out, element_bytes, element_lanes_out,
+    index_bytes, lanes_as_bytes_out, uninit_lanes_out,
 };
 pub(crate) use parallel::ThreadBudget;
 

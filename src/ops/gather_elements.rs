@@ -1,6 +1,6 @@
 //! GatherElements: ONNX 11 and 13, OpenVINO 6.
 
-use super::{allowed_range, checked_sizes, index_type, run_bytes, run_typed, Common, Plan};
+use super::{allowed_range, checked_sizes, index_type, run_bytes, typed_as_bytes, Common, Plan};
 use crate::dtype::{DType, Element, IndexElement};
 use crate::error::{Error, Result, Status};
 use crate::kernels::{self, BadIndex, ElementsLayout, Lane, ThreadBudget};
@@ -188,7 +188,8 @@ impl GatherElements {
         indices: &[I],
         output: &mut [T],
     ) -> Result<()> {
-        run_typed(self, data, indices, kernels::element_lanes_out(output))
+        let b = typed_as_bytes(self, data, indices, kernels::element_lanes_out(output))?;
+        self.run_bytes_uninit(b.data, b.indices, b.output)
     }
 
     /// As [`run`](GatherElements::run), into uninitialized storage; on `Ok` every element of
@@ -199,7 +200,8 @@ impl GatherElements {
         indices: &[I],
         output: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        run_typed(self, data, indices, kernels::uninit_lanes_out(output))
+        let b = typed_as_bytes(self, data, indices, kernels::uninit_lanes_out(output))?;
+        self.run_bytes_uninit(b.data, b.indices, b.output)
     }
 
     /// Gathers between byte buffers holding the planned dtypes. Each buffer must hold exactly its

@@ -1,6 +1,6 @@
 //! GatherND: ONNX 11, 12 and 13, OpenVINO 5 and 8.
 
-use super::{allowed_range, checked_sizes, index_type, run_bytes, run_typed, Common, Plan};
+use super::{allowed_range, checked_sizes, index_type, run_bytes, typed_as_bytes, Common, Plan};
 use crate::dtype::{DType, Element, IndexElement};
 use crate::error::{Error, Result, Status};
 use crate::kernels::{self, BadIndex, Lane, NdLayout, ThreadBudget};
@@ -191,7 +191,8 @@ impl GatherNd {
         indices: &[I],
         output: &mut [T],
     ) -> Result<()> {
-        run_typed(self, data, indices, kernels::element_lanes_out(output))
+        let b = typed_as_bytes(self, data, indices, kernels::element_lanes_out(output))?;
+        self.run_bytes_uninit(b.data, b.indices, b.output)
     }
 
     /// As [`run`](GatherNd::run), into uninitialized storage; on `Ok` every element of `output`
@@ -202,7 +203,8 @@ impl GatherNd {
         indices: &[I],
         output: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        run_typed(self, data, indices, kernels::uninit_lanes_out(output))
+        let b = typed_as_bytes(self, data, indices, kernels::uninit_lanes_out(output))?;
+        self.run_bytes_uninit(b.data, b.indices, b.output)
     }
 
     /// Gathers between byte buffers; see [`GatherElements::run_bytes`](crate::GatherElements::run_bytes).

@@ -124,12 +124,12 @@ fn buffer_length_error(what: &str, got: usize, expected: usize, unit: &str) -> E
 }
 
 /// Runs a plan on typed slices: checks dtypes against the plan and lengths against the shapes.
-pub(crate) fn run_typed<P: Plan, T: Element, I: IndexElement>(
+pub(crate) fn typed_as_bytes<'a, P: Plan, T: Element, I: IndexElement>(
     plan: &P,
-    data: &[T],
-    indices: &[I],
-    output: &mut [MaybeUninit<T::Lane>],
-) -> Result<()> {
+    data: &'a [T],
+    indices: &'a [I],
+    output: &'a mut [MaybeUninit<T::Lane>],
+) -> Result<TypedBytes<'a>> {
     let c = plan.common();
     if T::DTYPE != c.data_dtype || IndexType::of(I::DTYPE) != Some(c.index_type) {
         return Err(Error::new(
@@ -152,7 +152,24 @@ pub(crate) fn run_typed<P: Plan, T: Element, I: IndexElement>(
             return Err(buffer_length_error(what, got, expected, "elements"));
         }
     }
-    execute(plan, kernels::element_lanes(data), indices, output)
+    Ok(TypedBytes {
+        data: kernels::element_bytes(data),
+        indices: kernels::index_bytes(indices),
+        output: kernels::lanes_as_bytes_out(output),
+    })
+}
+
+/// Typed buffers checked against a plan, as the bytes the plan's byte entry point takes.
+///
+/// The typed entry points (generic over the element and index types) check what only they can
+/// (the Rust types match the plan's dtypes, lengths in elements) and then run through the plan's
+/// non-generic byte entry point, so that the kernels are compiled once, in this crate, rather
+/// than again in every crate that calls a typed entry point with its own types (which made each
+/// test crate take as long to build as the library).
+pub(crate) struct TypedBytes<'a> {
+    pub data: &'a [u8],
+    pub indices: &'a [u8],
+    pub output: &'a mut [MaybeUninit<u8>],
 }
 
 /// Step 9 for buffers given as bytes: each holds exactly its tensor's bytes and, when it holds any,

@@ -26,8 +26,16 @@ class Tensor(ctypes.Structure):
                 ("shape", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p)]
 
 
-class Options(ctypes.Structure):
+class Options01(ctypes.Structure):
+    """gk_options of 0.1.x."""
     _fields_ = [("flavor", ctypes.c_int32), ("version", ctypes.c_int32), ("num_threads", ctypes.c_size_t)]
+
+
+class Options(ctypes.Structure):
+    """gk_options from 0.2.0 on (struct_size first)."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("flavor", ctypes.c_int32), ("version", ctypes.c_int32),
+                ("num_threads", ctypes.c_size_t), ("parallel_for", ctypes.c_void_p),
+                ("parallel_for_ctx", ctypes.c_void_p), ("parallel_for_concurrency", ctypes.c_size_t)]
 
 
 def tensor(array):
@@ -42,15 +50,20 @@ class Build:
         for name in ("gk_gather_elements", "gk_gather_nd"):
             fn = getattr(self.lib, name)
             fn.argtypes = [ctypes.POINTER(Tensor)] * 2 + [ctypes.c_int64, ctypes.POINTER(Tensor),
-                                                          ctypes.POINTER(Options)]
+                                                          ctypes.c_void_p]
             fn.restype = ctypes.c_int32
         self.lib.gk_last_error_message.restype = ctypes.c_char_p
+        self.lib.gk_version.restype = ctypes.c_char_p
+        self.old_options = self.lib.gk_version().decode().startswith("0.1.")
 
     def caller(self, op, data, indices, attribute, out, threads):
         fn = self.lib.gk_gather_elements if op == "GatherElements" else self.lib.gk_gather_nd
         keep = [tensor(data), tensor(indices), tensor(out)]
         d, i, o = (ctypes.byref(t) for t, _ in keep)
-        options = ctypes.byref(Options(0, 0, threads))
+        if self.old_options:
+            options = ctypes.byref(Options01(0, 0, threads))
+        else:
+            options = ctypes.byref(Options(ctypes.sizeof(Options), 0, 0, threads, None, None, 0))
 
         def call():
             status = fn(d, i, attribute, o, options)

@@ -58,7 +58,7 @@ static gk_tensor_mut make_output(int32_t dtype, size_t rank, const int64_t *shap
 }
 
 static gk_options make_options(int32_t flavor, int32_t version, size_t num_threads) {
-    gk_options o;
+    gk_options o = GK_OPTIONS_INIT;
     o.flavor = flavor;
     o.version = version;
     o.num_threads = num_threads;

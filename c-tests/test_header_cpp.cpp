@@ -12,7 +12,10 @@ int main() {
     gk_tensor d = {GK_DTYPE_DOUBLE, 1, shape, data};
     gk_tensor i = {GK_DTYPE_INT64, 1, shape, indices};
     gk_tensor_mut o = {GK_DTYPE_DOUBLE, 1, shape, out};
-    gk_options options = {GK_FLAVOR_OPENVINO, 6, 1};
+    gk_options options = GK_OPTIONS_INIT;
+    options.flavor = GK_FLAVOR_OPENVINO;
+    options.version = 6;
+    options.num_threads = 1;
     int32_t status = gk_gather_elements(&d, &i, 0, &o, &options);
     if (status != GK_STATUS_OK || out[0] != 3.5 || out[1] != 1.5 || out[2] != 3.5 ||
         std::strlen(gk_version()) == 0) {

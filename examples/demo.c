@@ -39,12 +39,14 @@ static int run(const char *title, int nd, int32_t flavor, int32_t version, size_
                const int64_t *indices, int64_t attribute) {
     gk_tensor d = {GK_DTYPE_INT32, data_rank, data_shape, data};
     gk_tensor i = {GK_DTYPE_INT64, indices_rank, indices_shape, indices};
-    gk_options options = {flavor, version, 0};
+    gk_options options = GK_OPTIONS_INIT;
     int64_t out_shape[GK_MAX_RANK];
     size_t out_rank = 0;
     int32_t *out;
     int32_t status;
 
+    options.flavor = flavor;
+    options.version = version;
     printf("%s (%s = %lld)\n", title, nd ? "batch_dims" : "axis", (long long)attribute);
     print_i32("data", data_shape, data_rank, data);
     print_i64("indices", indices_shape, indices_rank, indices);

@@ -5,8 +5,9 @@
  * never allocates or frees caller memory, and never reads string contents (GK_DTYPE_STRING
  * elements are copied as pointer handles). All functions are thread-safe; errors are reported
  * as GK_STATUS_* codes with a per-thread message from gk_last_error_message().
+ *
+ * The header is C89 and C++98 clean (and every later standard).
  */
-
 #ifndef GATHERKIT_H
 #define GATHERKIT_H
 
@@ -14,6 +15,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /**
  * Library major version (also `gk_version()`).
@@ -23,7 +27,7 @@
 /**
  * Library minor version.
  */
-#define GK_VERSION_MINOR 1
+#define GK_VERSION_MINOR 2
 
 /**
  * Library patch version.
@@ -191,6 +195,66 @@
 #define GK_FLAVOR_OPENVINO 1
 
 /**
+ * One task of a call, for the host's parallel-for: run it as `task(task_ctx, i)`. The type of
+ * ONNX Runtime's `KernelContext_ParallelFor` callback and of pthreadpool's
+ * `pthreadpool_task_1d_t`. A task never unwinds or longjmps into the caller.
+ */
+typedef void (*gk_task_fn)(void *task_ctx,
+                           size_t i);
+
+/**
+ * A host's parallel-for: runs `task(task_ctx, i)` once for every `i` in `[0, n)`, in any order,
+ * on any threads (the calling one included, even all serially), and returns when all have
+ * finished.
+ */
+typedef void (*gk_parallel_for_fn)(void *host_ctx,
+                                   size_t n,
+                                   gk_task_fn task,
+                                   void *task_ctx);
+
+/**
+ * Call options. A NULL `gk_options *` means the defaults. Set `struct_size` (and the defaults)
+ * with `gk_options_init(&o, sizeof o)` or `gk_options o = GK_OPTIONS_INIT;`, then change fields:
+ * later versions add fields at the end, and `struct_size` tells the library which ones the
+ * caller's header had (a missing trailing field takes its default; a larger struct than the
+ * library knows is GK_STATUS_INVALID_ARGUMENT).
+ */
+typedef struct gk_options {
+  /**
+   * `sizeof(gk_options)` in the caller's header.
+   */
+  size_t struct_size;
+  /**
+   * A GK_FLAVOR_* code. Default GK_FLAVOR_ONNX.
+   */
+  int32_t flavor;
+  /**
+   * The flavor's opset number; 0 (the default) selects the newest.
+   */
+  int32_t version;
+  /**
+   * The most tasks a call runs at once: 0 (the default): the machine's cores (or
+   * `parallel_for_concurrency`); 1: the calling thread only; n: at most n. It never makes
+   * the library start more threads than its pool has (cores - 1).
+   */
+  size_t num_threads;
+  /**
+   * The host's thread pool, or NULL (the default) for gatherkit's own persistent pool. When
+   * set, the call starts no thread: its tasks run through this function.
+   */
+  gk_parallel_for_fn parallel_for;
+  /**
+   * Passed to `parallel_for` as `host_ctx`.
+   */
+  void *parallel_for_ctx;
+  /**
+   * The most tasks `parallel_for` runs at once (0: the machine's cores). A call makes at most
+   * this many tasks (and at most `num_threads`).
+   */
+  size_t parallel_for_concurrency;
+} gk_options;
+
+/**
  * An input tensor, read only. The library never keeps a pointer past the call.
  */
 typedef struct gk_tensor {
@@ -236,26 +300,16 @@ typedef struct gk_tensor_mut {
 } gk_tensor_mut;
 
 /**
- * Call options. A NULL `gk_options *` means {GK_FLAVOR_ONNX, 0, 0}.
+ * Sets `*options` to the defaults for a struct of `struct_size` bytes (pass `sizeof *options`):
+ * the library writes only that many bytes, so a program built with an older (smaller) header
+ * stays safe. GK_STATUS_NULL_POINTER when `options` is NULL; GK_STATUS_INVALID_ARGUMENT (and
+ * nothing written) for a size that is not the size of some version of `gk_options`.
+ *
+ * # Safety
+ * `options` is NULL or valid for writing `struct_size` bytes.
  */
-typedef struct gk_options {
-  /**
-   * A GK_FLAVOR_* code.
-   */
-  int32_t flavor;
-  /**
-   * The flavor's opset number; 0 selects the newest.
-   */
-  int32_t version;
-  /**
-   * 0: library default; 1: calling thread only; n: at most n threads.
-   */
-  size_t num_threads;
-} gk_options;
-
-#ifdef __cplusplus
-extern "C" {
-#endif // __cplusplus
+int32_t gk_options_init(struct gk_options *options,
+                        size_t struct_size);
 
 /**
  * GatherElements: `output[p] = data[p with p[axis] replaced by indices[p]]`.
@@ -343,8 +397,14 @@ const char *gk_last_error_message(void);
  */
 const char *gk_version(void);
 
-#ifdef __cplusplus
-}  // extern "C"
-#endif  // __cplusplus
+/**
+ * A gk_options initializer with every field at its default and struct_size set:
+ * `gk_options o = GK_OPTIONS_INIT; o.num_threads = 1;`
+ */
+#define GK_OPTIONS_INIT { sizeof(gk_options), GK_FLAVOR_ONNX, 0, 0, NULL, NULL, 0 }
 
-#endif  /* GATHERKIT_H */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GATHERKIT_H */

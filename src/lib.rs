@@ -47,6 +47,7 @@ mod ops;
 mod options;
 mod shape;
 mod tensor;
+mod threads;
 
 pub use dtype::{DType, Element, IndexElement, StringHandle};
 pub use error::{Error, Result, Status};
@@ -55,6 +56,7 @@ pub use ops::gather_nd::{GatherNd, GatherNdVersion};
 pub use options::{Flavor, Options};
 pub use shape::MAX_RANK;
 pub use tensor::{DynTensorMut, DynTensorRef, TensorDesc, TensorMut, TensorRef};
+pub use threads::{ParallelFor, ParallelForFn, TaskFn};
 
 pub use half::{bf16, f16};
 pub use num_complex::Complex;

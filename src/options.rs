@@ -1,6 +1,7 @@
-//! Call options: which specification (flavor and opset version) and how many threads.
+//! Call options: which specification (flavor and opset version), how many threads, and whose.
 
 use crate::error::{Error, Result, Status};
+use crate::threads::ParallelFor;
 
 /// Which specification family the call follows (the C ABI's `GK_FLAVOR_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -54,9 +55,15 @@ pub struct Options {
     /// The flavor's opset number; 0 selects the newest. Versions above the newest behave as the
     /// newest.
     pub version: i32,
-    /// 0: library default (the machine's available parallelism); 1: the calling thread only;
-    /// n: at most n threads. Small work always stays on the calling thread.
+    /// How many tasks a call runs at once: 0: the library default (the machine's available
+    /// parallelism, or the host's concurrency with `parallel_for`); 1: the calling thread only;
+    /// n: at most n. Never more than the pool (or the host) offers: this caps tasks, it does not
+    /// start threads. Small work always stays on the calling thread.
     pub num_threads: usize,
+    /// The host's thread pool: when set, a call's tasks run through it and gatherkit starts no
+    /// thread of its own for that call. `None`: gatherkit's own pool (persistent workers,
+    /// started on first use; see the README's "Threads").
+    pub parallel_for: Option<ParallelFor>,
 }
 
 impl Options {
@@ -65,7 +72,7 @@ impl Options {
         Options {
             flavor: Flavor::Onnx,
             version,
-            num_threads: 0,
+            ..Options::default()
         }
     }
 
@@ -74,7 +81,7 @@ impl Options {
         Options {
             flavor: Flavor::OpenVino,
             version,
-            num_threads: 0,
+            ..Options::default()
         }
     }
 
@@ -82,6 +89,14 @@ impl Options {
     pub fn with_threads(self, num_threads: usize) -> Options {
         Options {
             num_threads,
+            ..self
+        }
+    }
+
+    /// The same options with the host's parallel-for set.
+    pub fn with_parallel_for(self, parallel_for: ParallelFor) -> Options {
+        Options {
+            parallel_for: Some(parallel_for),
             ..self
         }
     }

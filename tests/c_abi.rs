@@ -59,6 +59,7 @@ fn gather_elements_with(
         flavor: GK_FLAVOR_ONNX,
         version: 0,
         num_threads: 1,
+        ..Default::default()
     };
     let mut axis = 1;
     fault(
@@ -467,6 +468,7 @@ fn options_null_means_onnx_newest_and_versions_map_to_operators() {
         flavor,
         version,
         num_threads: 0,
+        ..Default::default()
     };
     assert_eq!(
         query(&o(GK_FLAVOR_ONNX, 12), 1).0,

@@ -10,6 +10,7 @@ const PROGRAMS: &[&str] = &[
     "test_dtypes",
     "test_errors",
     "test_text",
+    "test_host_pool",
 ];
 
 /// Where the library's C artifacts are: `cargo test` builds the library once with all its crate
@@ -189,4 +190,44 @@ fn readme_c_example_runs_and_prints_the_documented_output() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "7 5 3 4 2 3\n");
+}
+
+/// The header compiles in every C and C++ standard a user may build with, strictly (finding 7 of
+/// the second hardening round: a `//` comment made C89 fail), and GK_OPTIONS_INIT is a valid
+/// initializer in each.
+#[test]
+fn header_compiles_as_c89_to_c11_and_cxx98_to_cxx20() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("header-standards");
+    std::fs::create_dir_all(&out).unwrap();
+    let body = "#include \"gatherkit.h\"\n\
+                int main(void) {\n\
+                    gk_options o = GK_OPTIONS_INIT;\n\
+                    return (int)o.num_threads + (int)(o.struct_size != sizeof(gk_options));\n\
+                }\n";
+    for (std, cpp) in [
+        ("c89", false),
+        ("c99", false),
+        ("c11", false),
+        ("c++98", true),
+        ("c++11", true),
+        ("c++20", true),
+    ] {
+        let source = out.join(if cpp { "header.cpp" } else { "header.c" });
+        std::fs::write(&source, body).unwrap();
+        let mut cmd = compiler(cpp).to_command();
+        cmd.arg(format!("-std={std}"))
+            .args(["-Wall", "-Wextra", "-pedantic", "-Werror", "-c"])
+            .arg("-I")
+            .arg(root.join("include"))
+            .arg(&source)
+            .arg("-o")
+            .arg(out.join(format!("header-{std}.o")));
+        let output = cmd.output().expect("the compiler runs");
+        assert!(
+            output.status.success(),
+            "gatherkit.h does not compile as {std}:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }

@@ -22,12 +22,14 @@ const fn ov(version: i32) -> Options {
         flavor: gatherkit::Flavor::OpenVino,
         version,
         num_threads: 1,
+        parallel_for: None,
     }
 }
 const ONNX: Options = Options {
     flavor: gatherkit::Flavor::Onnx,
     version: 0,
     num_threads: 1,
+    parallel_for: None,
 };
 
 const ROWS: &[Row] = &[

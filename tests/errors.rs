@@ -29,12 +29,14 @@ const ONNX: Options = Options {
     flavor: Flavor::Onnx,
     version: 0,
     num_threads: 0,
+    parallel_for: None,
 };
 const fn onnx(version: i32) -> Options {
     Options {
         flavor: Flavor::Onnx,
         version,
         num_threads: 0,
+        parallel_for: None,
     }
 }
 const fn ov(version: i32) -> Options {
@@ -42,6 +44,7 @@ const fn ov(version: i32) -> Options {
         flavor: Flavor::OpenVino,
         version,
         num_threads: 0,
+        parallel_for: None,
     }
 }
 const F: DType = DType::Float;

@@ -9,6 +9,10 @@
 //! tuples), the 256-tuple range-check blocks, and streamed output (>= 8 MiB): large slices
 //! (>= 256 bytes each) directly, small fixed ones through the staging buffer.
 
+#[path = "common/hosts.rs"]
+mod hosts;
+use hosts::executors;
+
 use gatherkit::{
     gather_elements_to_vec, gather_nd_to_vec, Complex, Element, IndexElement, Options, TensorRef,
 };
@@ -57,12 +61,12 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
         .collect();
     let (data_shape, idx_shape) = ([groups, axis_size, columns], [groups, positions, columns]);
     let mut first: Option<Vec<T>> = None;
-    for threads in [1, 2, 3, 4] {
+    for (threads, options) in executors(&[1, 2, 3, 4]) {
         let (shape, out) = gather_elements_to_vec(
             TensorRef::new(&data_shape, &data),
             TensorRef::new(&idx_shape, &indices),
             1,
-            &Options::default().with_threads(threads),
+            &options,
         )
         .unwrap();
         assert_eq!(shape, idx_shape);
@@ -92,12 +96,12 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
     let early_row_high_column = columns - 3;
     bad[late_row_low_column] = axis_size as i64;
     bad[early_row_high_column] = -(axis_size as i64) - 1;
-    for threads in [1, 2, 3] {
+    for (threads, options) in executors(&[1, 2, 3]) {
         let e = gather_elements_to_vec(
             TensorRef::new(&data_shape, &data),
             TensorRef::new(&idx_shape, &bad),
             1,
-            &Options::default().with_threads(threads),
+            &options,
         )
         .unwrap_err();
         let at = format!(
@@ -176,12 +180,12 @@ fn check_strided_rows(
         })
         .collect();
     let (data_shape, idx_shape) = ([rows, axis_size, tail], [rows, row_len, 1]);
-    for threads in [1, 2, 3] {
+    for (threads, options) in executors(&[1, 2, 3]) {
         let (_, out) = gather_elements_to_vec(
             TensorRef::new(&data_shape, &data),
             TensorRef::new(&idx_shape, &indices),
             1,
-            &Options::default().with_threads(threads),
+            &options,
         )
         .unwrap();
         for (p, got) in out.iter().enumerate() {
@@ -190,7 +194,7 @@ fn check_strided_rows(
             assert_eq!(
                 *got,
                 data[(row * axis_size + r) * tail],
-                "row_len {row_len}, tail {tail}, element {p}"
+                "row_len {row_len}, tail {tail}, element {p}, {threads}"
             );
         }
     }
@@ -252,12 +256,12 @@ fn check_nd_lookups<I: IndexElement + Into<i64>>(
 ) -> Vec<f32> {
     let data: Vec<f32> = (0..rows * len).map(|x| x as f32).collect();
     let tuples = indices.len();
-    for threads in [1, 2, 3] {
+    for (threads, options) in executors(&[1, 2, 3]) {
         let (shape, out) = gather_nd_to_vec(
             TensorRef::new(&[rows, len], &data),
             TensorRef::new(&[tuples, 1], indices),
             0,
-            &Options::default().with_threads(threads),
+            &options,
         )
         .unwrap();
         assert_eq!(shape, [tuples, len]);
@@ -298,16 +302,16 @@ fn gather_nd_streams_small_slices_through_a_staging_buffer() {
     let data = check_nd_lookups(len, rows, &indices);
     let mut bad = indices;
     bad[tuples - 2] = rows as i64;
-    for threads in [1, 2] {
+    for (threads, options) in executors(&[1, 2]) {
         let e = gather_nd_to_vec(
             TensorRef::new(&[rows, len], &data),
             TensorRef::new(&[tuples, 1], &bad),
             0,
-            &Options::default().with_threads(threads),
+            &options,
         )
         .unwrap_err();
         let want = format!("(indices[{}, 0]) = {rows} is out of range", tuples - 2);
-        assert!(e.message().contains(&want), "{}", e.message());
+        assert!(e.message().contains(&want), "{threads}: {}", e.message());
     }
 }
 
@@ -325,12 +329,12 @@ fn check_nd_tuples(k: usize, tuples_per_batch: usize) {
     let slice_len: usize = inner[k..].iter().product();
     let mut out_shape = vec![2, tuples_per_batch];
     out_shape.extend_from_slice(&inner[k..]);
-    for threads in [1, 2] {
+    for (threads, options) in executors(&[1, 2]) {
         let (shape, out) = gather_nd_to_vec(
             TensorRef::new(&data_shape, &data),
             TensorRef::new(&[2, tuples_per_batch, k], &indices),
             1,
-            &Options::default().with_threads(threads),
+            &options,
         )
         .unwrap();
         assert_eq!(shape, out_shape);
@@ -413,12 +417,12 @@ fn check_nd_blocks(k: usize, tuples_per_batch: usize, negative_tuples: impl Fn(u
         }
         (t / tuples_per_batch) * batch_len + offset * slice_len
     };
-    for threads in [1, 2, 3] {
+    for (threads, options) in executors(&[1, 2, 3]) {
         let (_, out) = gather_nd_to_vec(
             TensorRef::new(&data_shape, &data),
             TensorRef::new(&idx_shape, &indices),
             1,
-            &Options::default().with_threads(threads),
+            &options,
         )
         .unwrap();
         for t in 0..tuples {

@@ -69,6 +69,7 @@ fn options(threads: usize) -> gk_options {
         flavor: GK_FLAVOR_ONNX,
         version: 0,
         num_threads: threads,
+        ..Default::default()
     }
 }
 

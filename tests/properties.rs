@@ -389,7 +389,7 @@ proptest! {
         // SAFETY: 64 bytes into a buffer of out_bytes + 128 bytes.
         let out_ptr = unsafe { out_words.as_mut_ptr().cast::<u8>().add(64) };
         let out_t = gk_tensor_mut { dtype, rank: oshape.len(), shape: oshape.as_ptr(), data: out_ptr.cast() };
-        let options = gk_options { flavor: 0, version: 0, num_threads: threads };
+        let options = gk_options { num_threads: threads, ..Default::default() };
         // SAFETY: descriptors match their buffers (the output buffer is as large as out_shape).
         let status = unsafe {
             if nd {

@@ -286,6 +286,7 @@ fn options(version: (Flavor, i32), threads: usize) -> Options {
         flavor: version.0,
         version: version.1,
         num_threads: threads,
+        parallel_for: None,
     }
 }
 

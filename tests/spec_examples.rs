@@ -24,6 +24,7 @@ const fn onnx(version: i32) -> Options {
         flavor: gatherkit::Flavor::Onnx,
         version,
         num_threads: 0,
+        parallel_for: None,
     }
 }
 const fn openvino(version: i32) -> Options {
@@ -31,6 +32,7 @@ const fn openvino(version: i32) -> Options {
         flavor: gatherkit::Flavor::OpenVino,
         version,
         num_threads: 0,
+        parallel_for: None,
     }
 }
 

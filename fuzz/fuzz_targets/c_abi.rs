@@ -164,6 +164,7 @@ fn check(call: &Call) {
         flavor: call.flavor,
         version: call.version,
         num_threads: call.threads,
+        ..Default::default()
     };
 
     // The output shape from the query, sometimes perturbed.

@@ -1,6 +1,7 @@
 //! The panic boundary every exported function body runs in, and the per-thread last error.
 
 use crate::error::{Error, Result, Status};
+use crate::threads::HostFault;
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -13,6 +14,9 @@ thread_local! {
 /// Runs `body`, turns its result (or a panic) into a status code, and records the message.
 pub(crate) fn boundary(body: impl FnOnce() -> Result<()>) -> i32 {
     let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        if let Some(HostFault(message)) = payload.downcast_ref::<HostFault>() {
+            return Err(Error::new(Status::InvalidArgument, message.clone()));
+        }
         let what = payload
             .downcast_ref::<&str>()
             .map(|s| s.to_string())

@@ -1,13 +1,14 @@
 //! Reading C tensor descriptors (check steps 1–2) and checking raw buffers (step 9) before any
 //! Rust reference to them exists.
 
-use super::{gk_options, gk_tensor, gk_tensor_mut};
+use super::{gk_options, gk_tensor, gk_tensor_mut, GK_FLAVOR_ONNX};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::ops::check_alignment;
 use crate::options::{Flavor, Options};
 use crate::shape::{check_rank_limit, element_count, Dims};
 use crate::tensor::TensorDesc;
+use crate::threads::ParallelFor;
 use std::mem::MaybeUninit;
 
 /// A descriptor copied out of C memory, with its dtype and shape validated.
@@ -106,19 +107,89 @@ pub(crate) fn check_dtype_codes(raws: &[RawDescriptor]) -> Result<()> {
     Ok(())
 }
 
-/// Step 2, options half: NULL means the defaults; an unknown flavor is `InvalidArgument`.
+impl Default for gk_options {
+    /// Every field at its default (`GK_OPTIONS_INIT`), `struct_size` this library's.
+    fn default() -> gk_options {
+        gk_options {
+            struct_size: std::mem::size_of::<gk_options>(),
+            flavor: GK_FLAVOR_ONNX,
+            version: 0,
+            num_threads: 0,
+            parallel_for: None,
+            parallel_for_ctx: std::ptr::null_mut(),
+            parallel_for_concurrency: 0,
+        }
+    }
+}
+
+/// The sizes `gk_options` has had, each ending at a field: 0.2.0's first struct ends after
+/// `parallel_for_concurrency`. A later version adds its fields' end offsets here.
+const OPTIONS_SIZES: [usize; 1] = [std::mem::size_of::<gk_options>()];
+
+/// `struct_size` is the size of some version of `gk_options` (`InvalidArgument` otherwise).
+pub(crate) fn check_options_size(size: usize) -> Result<()> {
+    if OPTIONS_SIZES.contains(&size) {
+        return Ok(());
+    }
+    let known = OPTIONS_SIZES.map(|s| s.to_string()).join(", ");
+    let hint = if size > std::mem::size_of::<gk_options>() {
+        format!(
+            "; a larger struct has fields this gatherkit ({}) does not know: build against its header",
+            env!("CARGO_PKG_VERSION")
+        )
+    } else {
+        String::new()
+    };
+    Err(Error::new(
+        Status::InvalidArgument,
+        format!(
+            "options->struct_size is {size}; allowed are {known} (sizeof(gk_options) in some \
+             version of gatherkit.h: set it with gk_options_init(&o, sizeof o) or GK_OPTIONS_INIT){hint}"
+        ),
+    ))
+}
+
+/// Step 2, options half: NULL means the defaults; `struct_size` says which fields the caller
+/// has (the rest take their defaults); an unknown flavor is `InvalidArgument`, and so is a host
+/// context or concurrency without a host parallel-for.
 ///
 /// # Safety
-/// `ptr` is NULL or points to a readable `gk_options`.
+/// `ptr` is NULL or points to `struct_size` readable bytes of a `gk_options`.
 pub(crate) unsafe fn read_options(ptr: *const gk_options) -> Result<Options> {
-    // SAFETY: the caller's contract; NULL is handled by `as_ref`.
-    let Some(o) = (unsafe { ptr.as_ref() }) else {
+    if ptr.is_null() {
         return Ok(Options::default());
+    }
+    // SAFETY: every version of the struct starts with `struct_size` (contract: readable).
+    let size = unsafe { ptr.cast::<usize>().read_unaligned() };
+    check_options_size(size)?;
+    let mut o = gk_options::default();
+    // SAFETY: `size` bytes are readable at `ptr` (contract) and fit in `o` (checked above).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            ptr.cast::<u8>(),
+            std::ptr::addr_of_mut!(o).cast::<u8>(),
+            size,
+        )
+    };
+    let parallel_for = match o.parallel_for {
+        // SAFETY: the documented contract of `gk_options.parallel_for` is `ParallelFor::new`'s.
+        Some(run) => Some(unsafe {
+            ParallelFor::new(run, o.parallel_for_ctx, o.parallel_for_concurrency)
+        }),
+        None if !o.parallel_for_ctx.is_null() || o.parallel_for_concurrency != 0 => {
+            return Err(Error::new(
+                Status::InvalidArgument,
+                "options->parallel_for is NULL but parallel_for_ctx or parallel_for_concurrency is set; \
+                 set parallel_for too, or clear both to use gatherkit's own pool",
+            ))
+        }
+        None => None,
     };
     Ok(Options {
         flavor: Flavor::try_from(o.flavor)?,
         version: o.version,
         num_threads: o.num_threads,
+        parallel_for,
     })
 }
 

@@ -26,7 +26,7 @@ use std::ffi::{c_char, c_void};
 /// Library major version (also `gk_version()`).
 pub const GK_VERSION_MAJOR: u32 = 0;
 /// Library minor version.
-pub const GK_VERSION_MINOR: u32 = 1;
+pub const GK_VERSION_MINOR: u32 = 2;
 /// Library patch version.
 pub const GK_VERSION_PATCH: u32 = 0;
 
@@ -125,15 +125,43 @@ pub struct gk_tensor_mut {
     pub data: *mut c_void,
 }
 
-/// Call options. A NULL `gk_options *` means {GK_FLAVOR_ONNX, 0, 0}.
+/// One task of a call, for the host's parallel-for: run it as `task(task_ctx, i)`. The type of
+/// ONNX Runtime's `KernelContext_ParallelFor` callback and of pthreadpool's
+/// `pthreadpool_task_1d_t`. A task never unwinds or longjmps into the caller.
+pub type gk_task_fn = unsafe extern "C" fn(task_ctx: *mut c_void, i: usize);
+
+/// A host's parallel-for: runs `task(task_ctx, i)` once for every `i` in `[0, n)`, in any order,
+/// on any threads (the calling one included, even all serially), and returns when all have
+/// finished.
+pub type gk_parallel_for_fn = Option<
+    unsafe extern "C" fn(host_ctx: *mut c_void, n: usize, task: gk_task_fn, task_ctx: *mut c_void),
+>;
+
+/// Call options. A NULL `gk_options *` means the defaults. Set `struct_size` (and the defaults)
+/// with `gk_options_init(&o, sizeof o)` or `gk_options o = GK_OPTIONS_INIT;`, then change fields:
+/// later versions add fields at the end, and `struct_size` tells the library which ones the
+/// caller's header had (a missing trailing field takes its default; a larger struct than the
+/// library knows is GK_STATUS_INVALID_ARGUMENT).
 #[repr(C)]
 pub struct gk_options {
-    /// A GK_FLAVOR_* code.
+    /// `sizeof(gk_options)` in the caller's header.
+    pub struct_size: usize,
+    /// A GK_FLAVOR_* code. Default GK_FLAVOR_ONNX.
     pub flavor: i32,
-    /// The flavor's opset number; 0 selects the newest.
+    /// The flavor's opset number; 0 (the default) selects the newest.
     pub version: i32,
-    /// 0: library default; 1: calling thread only; n: at most n threads.
+    /// The most tasks a call runs at once: 0 (the default): the machine's cores (or
+    /// `parallel_for_concurrency`); 1: the calling thread only; n: at most n. It never makes
+    /// the library start more threads than its pool has (cores - 1).
     pub num_threads: usize,
+    /// The host's thread pool, or NULL (the default) for gatherkit's own persistent pool. When
+    /// set, the call starts no thread: its tasks run through this function.
+    pub parallel_for: gk_parallel_for_fn,
+    /// Passed to `parallel_for` as `host_ctx`.
+    pub parallel_for_ctx: *mut c_void,
+    /// The most tasks `parallel_for` runs at once (0: the machine's cores). A call makes at most
+    /// this many tasks (and at most `num_threads`).
+    pub parallel_for_concurrency: usize,
 }
 
 /// Steps 1–2 for an operation with an output descriptor.
@@ -271,6 +299,36 @@ unsafe fn shape_query<P: Plan>(
             rank_out,
         )
     }
+}
+
+/// Sets `*options` to the defaults for a struct of `struct_size` bytes (pass `sizeof *options`):
+/// the library writes only that many bytes, so a program built with an older (smaller) header
+/// stays safe. GK_STATUS_NULL_POINTER when `options` is NULL; GK_STATUS_INVALID_ARGUMENT (and
+/// nothing written) for a size that is not the size of some version of `gk_options`.
+///
+/// # Safety
+/// `options` is NULL or valid for writing `struct_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn gk_options_init(options: *mut gk_options, struct_size: usize) -> i32 {
+    boundary(|| {
+        if options.is_null() {
+            return Err(Error::new(Status::NullPointer, "options is NULL"));
+        }
+        descriptor::check_options_size(struct_size)?;
+        let defaults = gk_options::default();
+        // SAFETY: `options` is valid for `struct_size` bytes (contract), and struct_size <=
+        // size_of::<gk_options>() (checked), so both ranges are in bounds.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                std::ptr::addr_of!(defaults).cast::<u8>(),
+                options.cast::<u8>(),
+                struct_size,
+            )
+        };
+        // SAFETY: as above; `struct_size` lies at offset 0 and is within every accepted size.
+        unsafe { std::ptr::addr_of_mut!((*options).struct_size).write_unaligned(struct_size) };
+        Ok(())
+    })
 }
 
 /// GatherElements: `output[p] = data[p with p[axis] replaced by indices[p]]`.

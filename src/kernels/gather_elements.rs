@@ -12,6 +12,7 @@ use super::resolve::{IndexCopy, INDEX_BLOCK};
 use super::{first_bad_index, isa, resolve_or_zero, BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
+use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -134,7 +135,7 @@ impl ElementsLayout {
         data: &[L],
         indices: &[I],
         out: &mut [MaybeUninit<L>],
-        threads: usize,
+        par: Parallel,
     ) -> Result<(), BadIndex> {
         if self.len() == 0 {
             return Ok(());
@@ -144,12 +145,12 @@ impl ElementsLayout {
         // L2; below that, rows gather from a slab that is already cache-resident.
         let slab_bytes = self.slab_elements.saturating_mul(std::mem::size_of::<L>());
         if self.tileable && slab_bytes >= TILED_MIN_SLAB_BYTES {
-            return self.run_tiled::<L, I>(data, indices, out, threads, avx2);
+            return self.run_tiled::<L, I>(data, indices, out, par, avx2);
         }
         if self.inner_stride == 0 && self.row_counts.len() <= 1 {
-            return self.run_strided_rows::<L, I>(data, indices, out, threads, avx2);
+            return self.run_strided_rows::<L, I>(data, indices, out, par, avx2);
         }
-        split_units(out, self.rows, self.row_len, threads, |rows, chunk| {
+        split_units(out, self.rows, self.row_len, par, |rows, chunk| {
             let mut cursor = RowCursor::at(
                 self.row_counts.as_slice(),
                 self.row_strides.as_slice(),
@@ -188,11 +189,11 @@ impl ElementsLayout {
         data: &[L],
         indices: &[I],
         out: &mut [MaybeUninit<L>],
-        threads: usize,
+        par: Parallel,
         avx2: bool,
     ) -> Result<(), BadIndex> {
         let row_stride = self.row_strides.as_slice().first().copied().unwrap_or(0);
-        split_units(out, self.rows, self.row_len, threads, |rows, chunk| {
+        split_units(out, self.rows, self.row_len, par, |rows, chunk| {
             let first = rows.start * self.row_len;
             let geometry = StridedRows {
                 base: rows.start * row_stride,
@@ -228,7 +229,7 @@ impl ElementsLayout {
         data: &[L],
         indices: &[I],
         out: &mut [MaybeUninit<L>],
-        threads: usize,
+        par: Parallel,
         avx2: bool,
     ) -> Result<(), BadIndex> {
         // Cannot panic or divide by zero: `tileable` implies at least two coalesced dimensions (so
@@ -244,10 +245,10 @@ impl ElementsLayout {
         let block = (TILE_BYTES / (self.axis_size.max(1) * lane))
             .max(TILE_MIN_ROW_BYTES.div_ceil(lane))
             .min(columns);
-        let column_splits = if groups >= threads {
+        let column_splits = if groups >= par.tasks() {
             1
         } else {
-            threads.div_ceil(groups).min(columns.div_ceil(block))
+            par.tasks().div_ceil(groups).min(columns.div_ceil(block))
         };
         let per_split = columns.div_ceil(column_splits);
         let out = DisjointOut::new(out);
@@ -256,7 +257,7 @@ impl ElementsLayout {
         // `axis_stride` apart in data, often a power of two, which maps them onto the same cache
         // sets (W3's 64 rows 1 MiB apart thrash an 8-way L2); packed, they cannot conflict.
         let pack = self.axis_size * block * lane <= PACK_MAX_BYTES;
-        for_each_range(groups * column_splits, threads, |tasks| {
+        for_each_range(groups * column_splits, par, |tasks| {
             let mut packed: Vec<L> = Vec::new();
             for task in tasks {
                 let (group, split) = (task / column_splits, task % column_splits);

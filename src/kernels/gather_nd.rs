@@ -13,6 +13,7 @@ use super::stream::{
 use super::{BadIndex, Lane};
 use crate::dtype::IndexElement;
 use crate::shape::{saturating_product, Dims};
+use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 
 /// The flattened traversal of one GatherND call.
@@ -87,27 +88,27 @@ impl NdLayout {
         data: &[L],
         indices: &[I],
         out: &mut [MaybeUninit<L>],
-        threads: usize,
+        par: Parallel,
     ) -> Result<(), BadIndex> {
         // Small slices get a copy of compile-time length (a few moves instead of a memcpy call);
         // the common tuple lengths (1 for lookups, 2 and 3 for points) a compile-time loop.
         match (self.tuple_dims.len(), self.slice_len) {
-            (1, 1) => self.run_with::<L, I, 1, 1>(data, indices, out, threads),
-            (1, 2) => self.run_with::<L, I, 2, 1>(data, indices, out, threads),
-            (1, 3) => self.run_with::<L, I, 3, 1>(data, indices, out, threads),
-            (1, 4) => self.run_with::<L, I, 4, 1>(data, indices, out, threads),
-            (1, 8) => self.run_with::<L, I, 8, 1>(data, indices, out, threads),
-            (1, 16) => self.run_with::<L, I, 16, 1>(data, indices, out, threads),
-            (1, _) => self.run_with::<L, I, 0, 1>(data, indices, out, threads),
-            (2, 1) => self.run_with::<L, I, 1, 2>(data, indices, out, threads),
-            (3, 1) => self.run_with::<L, I, 1, 3>(data, indices, out, threads),
-            (_, 1) => self.run_with::<L, I, 1, 0>(data, indices, out, threads),
-            (_, 2) => self.run_with::<L, I, 2, 0>(data, indices, out, threads),
-            (_, 3) => self.run_with::<L, I, 3, 0>(data, indices, out, threads),
-            (_, 4) => self.run_with::<L, I, 4, 0>(data, indices, out, threads),
-            (_, 8) => self.run_with::<L, I, 8, 0>(data, indices, out, threads),
-            (_, 16) => self.run_with::<L, I, 16, 0>(data, indices, out, threads),
-            _ => self.run_with::<L, I, 0, 0>(data, indices, out, threads),
+            (1, 1) => self.run_with::<L, I, 1, 1>(data, indices, out, par),
+            (1, 2) => self.run_with::<L, I, 2, 1>(data, indices, out, par),
+            (1, 3) => self.run_with::<L, I, 3, 1>(data, indices, out, par),
+            (1, 4) => self.run_with::<L, I, 4, 1>(data, indices, out, par),
+            (1, 8) => self.run_with::<L, I, 8, 1>(data, indices, out, par),
+            (1, 16) => self.run_with::<L, I, 16, 1>(data, indices, out, par),
+            (1, _) => self.run_with::<L, I, 0, 1>(data, indices, out, par),
+            (2, 1) => self.run_with::<L, I, 1, 2>(data, indices, out, par),
+            (3, 1) => self.run_with::<L, I, 1, 3>(data, indices, out, par),
+            (_, 1) => self.run_with::<L, I, 1, 0>(data, indices, out, par),
+            (_, 2) => self.run_with::<L, I, 2, 0>(data, indices, out, par),
+            (_, 3) => self.run_with::<L, I, 3, 0>(data, indices, out, par),
+            (_, 4) => self.run_with::<L, I, 4, 0>(data, indices, out, par),
+            (_, 8) => self.run_with::<L, I, 8, 0>(data, indices, out, par),
+            (_, 16) => self.run_with::<L, I, 16, 0>(data, indices, out, par),
+            _ => self.run_with::<L, I, 0, 0>(data, indices, out, par),
         }
     }
 
@@ -119,7 +120,7 @@ impl NdLayout {
         data: &[L],
         indices: &[I],
         out: &mut [MaybeUninit<L>],
-        threads: usize,
+        par: Parallel,
     ) -> Result<(), BadIndex> {
         let tuples = self.tuples();
         if tuples == 0 {
@@ -139,7 +140,7 @@ impl NdLayout {
         // Cannot panic: `run` picks K only when it equals tuple_dims.len() (= tuple_strides.len()).
         let dims = &self.tuple_dims.as_slice()[..k];
         let strides = &self.tuple_strides.as_slice()[..k];
-        split_units(out, tuples, len, threads, |range, chunk| {
+        split_units(out, tuples, len, par, |range, chunk| {
             // Tuples run a batch at a time (one division per batch, not per tuple). Cannot panic
             // or divide by zero: tuples > 0 implies tuples_per_batch > 0; the batch runs
             // partition `range`, whose indices and output lengths `split_units` and the plan

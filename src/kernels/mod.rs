@@ -30,7 +30,6 @@ pub(crate) use lanes::{
     byte_indices, byte_lanes, byte_lanes_out, bytes_out, element_bytes, element_lanes_out,
     index_bytes, lanes_as_bytes_out, uninit_lanes_out,
 };
-pub(crate) use parallel::ThreadBudget;
 
 use crate::dtype::IndexElement;
 

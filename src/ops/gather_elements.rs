@@ -3,10 +3,11 @@
 use super::{allowed_range, checked_sizes, index_type, run_bytes, typed_as_bytes, Common, Plan};
 use crate::dtype::{DType, Element, IndexElement};
 use crate::error::{Error, Result, Status};
-use crate::kernels::{self, BadIndex, ElementsLayout, Lane, ThreadBudget};
+use crate::kernels::{self, BadIndex, ElementsLayout, Lane};
 use crate::options::{Flavor, Options};
 use crate::shape::{check_rank_limit, coordinates, format_dims, Dims};
 use crate::tensor::TensorDesc;
+use crate::threads::{Parallel, ThreadBudget};
 use std::mem::MaybeUninit;
 
 /// The GatherElements specification a call follows.
@@ -149,7 +150,7 @@ impl GatherElements {
                 indices_len,
                 output_shape: Dims::from_slice(indices.shape),
                 output_len,
-                threads: ThreadBudget::new(options.num_threads),
+                threads: ThreadBudget::new(options.num_threads, options.parallel_for),
             },
             data_shape: Dims::from_slice(data.shape),
             indices_shape: Dims::from_slice(indices.shape),
@@ -236,9 +237,9 @@ impl Plan for GatherElements {
         data: &[L],
         indices: &[I],
         out: &mut [MaybeUninit<L>],
-        threads: usize,
+        par: Parallel,
     ) -> std::result::Result<(), BadIndex> {
-        self.layout.run(data, indices, out, threads)
+        self.layout.run(data, indices, out, par)
     }
 
     fn bad_index_error(&self, bad: BadIndex) -> Error {

@@ -3,10 +3,11 @@
 use super::{allowed_range, checked_sizes, index_type, run_bytes, typed_as_bytes, Common, Plan};
 use crate::dtype::{DType, Element, IndexElement};
 use crate::error::{Error, Result, Status};
-use crate::kernels::{self, BadIndex, Lane, NdLayout, ThreadBudget};
+use crate::kernels::{self, BadIndex, Lane, NdLayout};
 use crate::options::{Flavor, Options};
 use crate::shape::{check_rank_limit, coordinates, format_dims, Dims, MAX_RANK};
 use crate::tensor::TensorDesc;
+use crate::threads::{Parallel, ThreadBudget};
 use std::mem::MaybeUninit;
 
 /// The GatherND specification a call follows.
@@ -158,7 +159,7 @@ impl GatherNd {
                 indices_len,
                 output_shape,
                 output_len,
-                threads: ThreadBudget::new(options.num_threads),
+                threads: ThreadBudget::new(options.num_threads, options.parallel_for),
             },
             data_shape: Dims::from_slice(data.shape),
             indices_shape: Dims::from_slice(indices.shape),
@@ -278,9 +279,9 @@ impl Plan for GatherNd {
         data: &[L],
         indices: &[I],
         out: &mut [MaybeUninit<L>],
-        threads: usize,
+        par: Parallel,
     ) -> std::result::Result<(), BadIndex> {
-        self.layout.run(data, indices, out, threads)
+        self.layout.run(data, indices, out, par)
     }
 
     fn bad_index_error(&self, bad: BadIndex) -> Error {

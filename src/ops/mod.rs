@@ -11,9 +11,10 @@ pub(crate) mod gather_nd;
 
 use crate::dtype::{DType, Element, IndexElement, IndexType, Width};
 use crate::error::{Error, Result, Status};
-use crate::kernels::{self, BadIndex, Lane, ThreadBudget};
+use crate::kernels::{self, BadIndex, Lane};
 use crate::shape::{checked_element_count, format_dims, Dims};
 use crate::tensor::TensorDesc;
+use crate::threads::{Parallel, ThreadBudget};
 use std::mem::{size_of, MaybeUninit};
 
 /// What every validated plan knows, whichever the operator.
@@ -42,7 +43,7 @@ pub(crate) trait Plan: Sync {
         data: &[L],
         indices: &[I],
         out: &mut [MaybeUninit<L>],
-        threads: usize,
+        par: Parallel,
     ) -> std::result::Result<(), BadIndex>;
 
     /// The message for an out-of-range index found by the kernel.
@@ -294,7 +295,7 @@ fn execute<P: Plan, L: Lane, I: IndexElement>(
     output: &mut [MaybeUninit<L>],
 ) -> Result<()> {
     let (units, bytes_per_unit) = plan.work(size_of::<L>(), size_of::<I>());
-    let threads = plan.common().threads.threads_for(units, bytes_per_unit);
-    plan.gather(data, indices, output, threads)
+    let par = plan.common().threads.parallel(units, bytes_per_unit);
+    plan.gather(data, indices, output, par)
         .map_err(|bad| plan.bad_index_error(bad))
 }

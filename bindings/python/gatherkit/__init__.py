@@ -87,7 +87,16 @@ class _Tensor(ctypes.Structure):
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("flavor", ctypes.c_int32), ("version", ctypes.c_int32), ("num_threads", ctypes.c_size_t)]
+    # gk_options as of 0.2.0; struct_size tells the library which fields this binding knows.
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("flavor", ctypes.c_int32),
+        ("version", ctypes.c_int32),
+        ("num_threads", ctypes.c_size_t),
+        ("parallel_for", ctypes.c_void_p),
+        ("parallel_for_ctx", ctypes.c_void_p),
+        ("parallel_for_concurrency", ctypes.c_size_t),
+    ]
 
 
 def _candidates():
@@ -179,7 +188,7 @@ class _Prepared:
 def _options(flavor, version, num_threads):
     if flavor not in _FLAVORS:
         raise ValueError(f"flavor must be one of {sorted(_FLAVORS)}, not {flavor!r}")
-    return _Options(_FLAVORS[flavor], int(version), int(num_threads))
+    return _Options(ctypes.sizeof(_Options), _FLAVORS[flavor], int(version), int(num_threads), None, None, 0)
 
 
 def _run(query, gather, data, indices, attribute, options, out=None):

@@ -1,0 +1,225 @@
+/* The host's thread pool through gk_options.parallel_for: a small pthread pool written here, and a
+ * "pool" that runs tasks serially in reverse order. Every configuration gives bitwise the same
+ * output as gatherkit's own pool and as one thread, and the same error for a bad index, whatever
+ * the host does; the error message is set on the calling thread. */
+#include "check.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* ---- A minimal pthread pool: fixed workers, one batch of tasks at a time ---- */
+
+#define POOL_WORKERS 3
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;
+    pthread_t threads[POOL_WORKERS];
+    /* The current batch. */
+    gk_task_fn task;
+    void *task_ctx;
+    size_t n, next, finished;
+    unsigned long batch;
+    int stop;
+    pthread_t caller;
+    int ran_on_caller; /* tasks the calling thread ran (it helps) */
+} pool;
+
+static void *pool_worker(void *arg) {
+    pool *p = (pool *)arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->stop && p->next >= p->n) pthread_cond_wait(&p->work, &p->lock);
+        if (p->stop) break;
+        {
+            size_t i = p->next++;
+            gk_task_fn task = p->task;
+            void *ctx = p->task_ctx;
+            pthread_mutex_unlock(&p->lock);
+            task(ctx, i);
+            pthread_mutex_lock(&p->lock);
+            if (++p->finished == p->n) pthread_cond_broadcast(&p->done);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* The gk_parallel_for_fn: hands the batch to the workers, helps, waits for all. */
+static void pool_parallel_for(void *host_ctx, size_t n, gk_task_fn task, void *task_ctx) {
+    pool *p = (pool *)host_ctx;
+    pthread_mutex_lock(&p->lock);
+    p->task = task;
+    p->task_ctx = task_ctx;
+    p->n = n;
+    p->next = 0;
+    p->finished = 0;
+    p->batch++;
+    pthread_cond_broadcast(&p->work);
+    while (p->next < p->n) {
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        task(task_ctx, i);
+        pthread_mutex_lock(&p->lock);
+        p->ran_on_caller++;
+        if (++p->finished == p->n) pthread_cond_broadcast(&p->done);
+    }
+    while (p->finished < p->n) pthread_cond_wait(&p->done, &p->lock);
+    p->n = 0;
+    p->next = 0;
+    pthread_mutex_unlock(&p->lock);
+}
+
+static int pool_start(pool *p) {
+    int k;
+    memset(p, 0, sizeof *p);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    for (k = 0; k < POOL_WORKERS; k++)
+        if (pthread_create(&p->threads[k], NULL, pool_worker, p) != 0) return 0;
+    return 1;
+}
+
+static void pool_stop(pool *p) {
+    int k;
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (k = 0; k < POOL_WORKERS; k++) pthread_join(p->threads[k], NULL);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->lock);
+}
+
+/* ---- A serial host that runs tasks last to first, counting them ---- */
+
+static void reverse_parallel_for(void *host_ctx, size_t n, gk_task_fn task, void *task_ctx) {
+    size_t i;
+    for (i = n; i > 0; i--) {
+        task(task_ctx, i - 1);
+        (*(size_t *)host_ctx)++;
+    }
+}
+
+/* ---- The configurations ---- */
+
+typedef struct {
+    const char *name;
+    int nd;
+    size_t data_rank, indices_rank;
+    int64_t data_shape[3], indices_shape[3], out_shape[3];
+    size_t out_rank;
+    int64_t attribute;
+    int64_t index_range; /* indices address [-range, range - 1] */
+} config;
+
+static const config configs[] = {
+    /* GatherElements along the last axis (strided rows), 8 MiB of output */
+    {"elements rows", 0, 2, 2, {512, 1024, 0}, {512, 4096, 0}, {512, 4096, 0}, 2, 1, 1024},
+    /* GatherElements across axis 0 with a 1 MiB slab (tiled) */
+    {"elements tiled", 0, 2, 2, {1024, 256, 0}, {4096, 256, 0}, {4096, 256, 0}, 2, 0, 1024},
+    /* GatherND lookups of 64-float rows, batched */
+    {"nd batched rows", 1, 3, 3, {4, 2048, 64}, {4, 8192, 1}, {4, 8192, 64}, 3, 1, 2048},
+    /* GatherND points (3-component tuples) into a cube, 1-element slices */
+    {"nd points", 1, 3, 2, {128, 128, 128}, {1 << 20, 3, 0}, {1 << 20, 0, 0}, 1, 0, 128},
+};
+
+static size_t count(const int64_t *shape, size_t rank) {
+    size_t n = 1, k;
+    for (k = 0; k < rank; k++) n *= (size_t)shape[k];
+    return n;
+}
+
+static uint64_t next_random(uint64_t *state) {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
+/* Runs `c` with `options`; returns the status and copies the message into `message`. */
+static int32_t run(const config *c, const float *data, const int64_t *indices, float *out, const gk_options *options,
+                   char *message, size_t message_size) {
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, c->data_rank, c->data_shape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, c->indices_rank, c->indices_shape, indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, c->out_rank, c->out_shape, out);
+    int32_t status = c->nd ? gk_gather_nd(&d, &i, c->attribute, &o, options)
+                           : gk_gather_elements(&d, &i, c->attribute, &o, options);
+    snprintf(message, message_size, "%s", gk_last_error_message());
+    return status;
+}
+
+int main(void) {
+    pool p;
+    size_t reverse_tasks = 0;
+    size_t k, v;
+    if (!pool_start(&p)) {
+        fprintf(stderr, "test_host_pool: cannot start the test's pool\n");
+        return 1;
+    }
+    for (k = 0; k < sizeof configs / sizeof configs[0]; k++) {
+        const config *c = &configs[k];
+        size_t nd = count(c->data_shape, c->data_rank), ni = count(c->indices_shape, c->indices_rank);
+        size_t no = count(c->out_shape, c->out_rank);
+        float *data = (float *)malloc(nd * sizeof *data);
+        int64_t *indices = (int64_t *)malloc(ni * sizeof *indices);
+        float *expected = (float *)malloc(no * sizeof *expected);
+        float *out = (float *)malloc(no * sizeof *out);
+        uint64_t state = 0x9E3779B97F4A7C15ull + k;
+        char want_message[512], message[512];
+        gk_options one = GK_OPTIONS_INIT, own = GK_OPTIONS_INIT, pthreads = GK_OPTIONS_INIT,
+                   reverse = GK_OPTIONS_INIT;
+        const gk_options *hosts[3];
+        const char *host_names[3] = {"gatherkit's pool", "pthread pool", "serial reverse"};
+        int bad, h;
+        if (!data || !indices || !expected || !out) return 1;
+        one.num_threads = 1;
+        own.num_threads = 4;
+        pthreads.parallel_for = pool_parallel_for;
+        pthreads.parallel_for_ctx = &p;
+        pthreads.parallel_for_concurrency = POOL_WORKERS + 1;
+        reverse.parallel_for = reverse_parallel_for;
+        reverse.parallel_for_ctx = &reverse_tasks;
+        reverse.parallel_for_concurrency = 3;
+        hosts[0] = &own;
+        hosts[1] = &pthreads;
+        hosts[2] = &reverse;
+        for (v = 0; v < nd; v++) data[v] = (float)v * 0.5f;
+        for (v = 0; v < ni; v++)
+            indices[v] = (int64_t)(next_random(&state) % (uint64_t)(2 * c->index_range)) - c->index_range;
+        for (bad = 0; bad < 2; bad++) {
+            if (bad) {
+                /* Two bad values: the one at the lower position is reported, whoever meets it. */
+                indices[ni / 2 + 1] = c->index_range + 7;
+                indices[ni - 1] = -c->index_range - 9;
+            }
+            CHECK_STATUS(run(c, data, indices, expected, &one, want_message, sizeof want_message),
+                         bad ? GK_STATUS_INDEX_OUT_OF_BOUNDS : GK_STATUS_OK, NULL);
+            for (h = 0; h < 3; h++) {
+                int32_t status;
+                memset(out, 0xFF, no * sizeof *out);
+                status = run(c, data, indices, out, hosts[h], message, sizeof message);
+                if (status != (bad ? GK_STATUS_INDEX_OUT_OF_BOUNDS : GK_STATUS_OK) ||
+                    strcmp(message, want_message) != 0) {
+                    fprintf(stderr, "%s, %s, bad=%d: status %d, message \"%s\", expected \"%s\"\n", c->name,
+                            host_names[h], bad, (int)status, message, want_message);
+                    check_failures++;
+                } else if (!bad && memcmp(out, expected, no * sizeof *out) != 0) {
+                    fprintf(stderr, "%s, %s: output differs from one thread's\n", c->name, host_names[h]);
+                    check_failures++;
+                }
+            }
+        }
+        free(data);
+        free(indices);
+        free(expected);
+        free(out);
+    }
+    /* The hosts were used: the serial host ran tasks, and the pool's workers took some. */
+    CHECK(reverse_tasks > 0);
+    pool_stop(&p);
+    return check_finish("test_host_pool");
+}

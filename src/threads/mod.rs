@@ -1,0 +1,85 @@
+//! Where a call's parallel work runs: on gatherkit's own persistent pool ([`pool`]) or on the
+//! host's pool through a parallel-for it hands over ([`host`]), and how many tasks a call gets.
+//!
+//! Kernels describe their work as `n` independent tasks (`kernels::parallel` splits outputs into
+//! them); this module only runs tasks, so its code is compiled once rather than once per kernel.
+
+mod host;
+mod pool;
+
+pub(crate) use host::HostFault;
+pub use host::{ParallelFor, ParallelForFn, TaskFn};
+
+use std::sync::OnceLock;
+
+/// Below this many bytes moved per task, handing work to another thread costs more than it
+/// saves (a pool wake-up and the chunk's cache warm-up against ~100 µs of copying).
+const MIN_BYTES_PER_TASK: usize = 1 << 20;
+
+/// How a call runs its work: `num_threads` from the options, resolved, and where tasks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ThreadBudget {
+    max: usize,
+    host: Option<ParallelFor>,
+}
+
+impl ThreadBudget {
+    /// `requested` as in `Options::num_threads` (0 is the machine's available parallelism, or
+    /// the host's concurrency when it hands over a parallel-for).
+    pub(crate) fn new(requested: usize, host: Option<ParallelFor>) -> ThreadBudget {
+        static DEFAULT: OnceLock<usize> = OnceLock::new();
+        let offered = match host {
+            Some(host) => host.concurrency(),
+            None => {
+                *DEFAULT.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            }
+        };
+        let max = match requested {
+            0 => offered,
+            n => n.min(offered),
+        };
+        ThreadBudget { max, host }
+    }
+
+    /// How to split `units` units of work moving `bytes_per_unit` bytes each.
+    pub(crate) fn parallel(&self, units: usize, bytes_per_unit: usize) -> Parallel {
+        let bytes = units.saturating_mul(bytes_per_unit.max(1));
+        let tasks = (bytes / MIN_BYTES_PER_TASK)
+            .clamp(1, self.max)
+            .min(units.max(1));
+        Parallel {
+            tasks,
+            budget: *self,
+        }
+    }
+}
+
+/// One call's split: how many tasks its work is cut into, and where they run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Parallel {
+    tasks: usize,
+    budget: ThreadBudget,
+}
+
+impl Parallel {
+    /// The number of tasks the work should be cut into.
+    pub(crate) fn tasks(&self) -> usize {
+        self.tasks
+    }
+
+    /// Runs `task(i)` for every `i` in `0..tasks` (any number; as many at once as the budget
+    /// allows) and returns when all have finished. A single task runs inline, on the calling
+    /// thread; so does everything when the budget is one thread.
+    pub(crate) fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+        if tasks <= 1 || self.budget.max <= 1 {
+            for i in 0..tasks {
+                task(i);
+            }
+            return;
+        }
+        match self.budget.host {
+            Some(host) => host.run(tasks, task),
+            None => pool::Pool::get().run(tasks, self.budget.max, task),
+        }
+    }
+}

@@ -100,12 +100,20 @@ impl fmt::Display for Status {
 }
 
 /// A failed call: its [`Status`] and a message naming the argument, value and allowed range.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     status: Status,
     message: String,
 }
+
+/// Displays the message.
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
 
 impl Error {
     pub(crate) fn new(status: Status, message: impl Into<String>) -> Error {

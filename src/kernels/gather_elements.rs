@@ -142,49 +142,30 @@ impl ElementsLayout {
         }
         let avx2 = isa::avx2();
         // Tiling pays when a group's slab (every axis position of its rows) outgrows a per-core
-        // L2; below that, rows gather from a slab that is already cache-resident.
+        // L2 and tiles split its rows; below that, or when rows are narrower than a tile (the
+        // tiled order would be row order, one short row at a time), rows go in order.
         let slab_bytes = self.slab_elements.saturating_mul(std::mem::size_of::<L>());
-        if self.tileable && slab_bytes >= TILED_MIN_SLAB_BYTES {
+        if self.tileable
+            && slab_bytes >= TILED_MIN_SLAB_BYTES
+            && self.tile_columns(std::mem::size_of::<L>()) < self.row_len
+        {
             return self.run_tiled::<L, I>(data, indices, out, par, avx2);
         }
-        if self.inner_stride == 0 && self.row_counts.len() <= 1 {
-            return self.run_strided_rows::<L, I>(data, indices, out, par, avx2);
-        }
-        split_units(out, self.rows, self.row_len, par, |rows, chunk| {
-            let mut cursor = RowCursor::at(
-                self.row_counts.as_slice(),
-                self.row_strides.as_slice(),
-                rows.start,
-            );
-            for (row, out_row) in rows.zip(chunk.chunks_exact_mut(self.row_len)) {
-                // Cannot panic: row < rows and indices.len() == rows * row_len.
-                let first = row * self.row_len;
-                let idx_row = &indices[first..first + self.row_len];
-                let geometry = Row {
-                    base: cursor.base,
-                    inner_stride: self.inner_stride,
-                    axis_stride: self.axis_stride,
-                    axis_size: self.axis_size,
-                };
-                let gathered = if self.inner_stride == 0 {
-                    gather_row_best::<L, I, false>(avx2, data, geometry, idx_row, out_row)
-                } else {
-                    gather_row_best::<L, I, true>(avx2, data, geometry, idx_row, out_row)
-                };
-                gathered.map_err(|(j, value)| BadIndex {
-                    position: first + j,
-                    value,
-                })?;
-                cursor.advance();
-            }
-            Ok(())
-        })
+        self.run_rows::<L, I>(data, indices, out, par, avx2)
     }
 
-    /// Rows along the axis that form one evenly strided sequence in `data` (one row dimension
-    /// after coalescing): a chunk of rows is one loop with one bounds check, which matters when
-    /// rows are short.
-    fn run_strided_rows<L: Lane, I: IndexElement>(
+    /// Columns per tile in the tiled traversal for lanes of `lane` bytes.
+    fn tile_columns(&self, lane: usize) -> usize {
+        (TILE_BYTES / (self.axis_size.max(1) * lane))
+            .max(TILE_MIN_ROW_BYTES.div_ceil(lane))
+            .min(self.row_len)
+    }
+
+    /// Rows in order. Consecutive rows along the innermost row dimension form one evenly strided
+    /// sequence in `data` (a *run*): each run is one loop with one bounds check and index values
+    /// checked a block of several rows at a time, which matters when rows are short (a run of
+    /// 2-element rows costs what a run of one long row does).
+    fn run_rows<L: Lane, I: IndexElement>(
         &self,
         data: &[L],
         indices: &[I],
@@ -192,26 +173,43 @@ impl ElementsLayout {
         par: Parallel,
         avx2: bool,
     ) -> Result<(), BadIndex> {
-        let row_stride = self.row_strides.as_slice().first().copied().unwrap_or(0);
+        let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
+        // No row dimension: one row, a run of one.
+        let (run_count, row_stride) = match (counts.last(), strides.last()) {
+            (Some(&count), Some(&stride)) => (count, stride),
+            _ => (1, 0),
+        };
         split_units(out, self.rows, self.row_len, par, |rows, chunk| {
-            let first = rows.start * self.row_len;
-            let geometry = StridedRows {
-                base: rows.start * row_stride,
-                row_stride,
-                rows: rows.len(),
-                row_len: self.row_len,
-                axis_stride: self.axis_stride,
-                axis_size: self.axis_size,
-            };
-            // Cannot panic: the chunk's rows end at or before `rows`, and indices.len() ==
-            // rows * row_len.
-            let idx = &indices[first..first + rows.len() * self.row_len];
-            gather_strided_rows_best::<L, I>(avx2, data, geometry, idx, chunk).map_err(|j| {
-                BadIndex {
-                    position: first + j,
-                    value: idx[j].to_i64(),
-                }
-            })
+            let mut cursor = RowCursor::at(counts, strides, rows.start);
+            let mut row = rows.start;
+            let mut rest = chunk;
+            while row < rows.end {
+                let run = (run_count - cursor.innermost()).min(rows.end - row);
+                let geometry = StridedRows {
+                    base: cursor.base,
+                    row_stride,
+                    rows: run,
+                    row_len: self.row_len,
+                    inner_stride: self.inner_stride,
+                    axis_stride: self.axis_stride,
+                    axis_size: self.axis_size,
+                };
+                // Cannot panic: the run's rows lie in the chunk (run <= rows.end - row), and
+                // indices.len() == rows * row_len.
+                let (part, tail) = std::mem::take(&mut rest).split_at_mut(run * self.row_len);
+                rest = tail;
+                let first = row * self.row_len;
+                let idx = &indices[first..first + run * self.row_len];
+                gather_strided_rows_best::<L, I>(avx2, data, geometry, idx, part).map_err(|j| {
+                    BadIndex {
+                        position: first + j,
+                        value: idx[j].to_i64(),
+                    }
+                })?;
+                cursor.advance_by(run);
+                row += run;
+            }
+            Ok(())
         })
     }
 
@@ -242,9 +240,7 @@ impl ElementsLayout {
         let groups = saturating_product(group_counts);
         let columns = self.row_len;
         let lane = std::mem::size_of::<L>();
-        let block = (TILE_BYTES / (self.axis_size.max(1) * lane))
-            .max(TILE_MIN_ROW_BYTES.div_ceil(lane))
-            .min(columns);
+        let block = self.tile_columns(lane);
         let column_splits = if groups >= par.tasks() {
             1
         } else {
@@ -360,21 +356,23 @@ const TILE_PREFETCH_ROWS: usize = 4;
 /// too long for `TILE_MIN_ROW_BYTES` of columns) is gathered in place.
 const PACK_MAX_BYTES: usize = 256 << 10;
 
-/// Consecutive rows along the axis, `row_stride` apart in `data`.
+/// Consecutive rows, `row_stride` apart in `data`; element `j` of a row is `inner_stride` after
+/// element 0 (0 when rows run along the axis).
 #[derive(Clone, Copy)]
 struct StridedRows {
     base: usize,
     row_stride: usize,
     rows: usize,
     row_len: usize,
+    inner_stride: usize,
     axis_stride: usize,
     axis_size: usize,
 }
 
-/// `out[r][j] = data[base + r * row_stride + r(idx[r][j]) * axis_stride]`, like `gather_row`;
+/// `out[r][j] = data[base + r * row_stride + j * inner_stride + r(idx[r][j]) * axis_stride]`;
 /// on a bad index, returns the position (within `idx`) of the first one.
 #[inline(always)]
-fn gather_strided_rows<L: Lane, I: IndexElement>(
+fn gather_strided_rows<L: Lane, I: IndexElement, const ACROSS: bool>(
     data: &[L],
     g: StridedRows,
     idx: &[I],
@@ -387,7 +385,10 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
         return Err(0);
     }
     // Every element read lies in `slab`; the one bounds check is here.
-    let span = (g.rows - 1) * g.row_stride + (g.axis_size - 1) * g.axis_stride + 1;
+    let span = (g.rows - 1) * g.row_stride
+        + (g.row_len - 1) * g.inner_stride
+        + (g.axis_size - 1) * g.axis_stride
+        + 1;
     // Cannot panic for a validated plan: the slab's last element is data[last row, axis_size - 1]
     // of the chunk, an element of data; this one check keeps the loop below in bounds.
     let slab = &data[g.base..g.base + span];
@@ -395,7 +396,15 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
     // rows are long enough for it to matter and sit along the axis (stride 1).
     let lanes_per_line = (64 / std::mem::size_of::<L>()).max(1);
     let row_lines = g.axis_size.div_ceil(lanes_per_line);
-    let lines_per_piece = if g.axis_stride == 1 && row_lines >= PREFETCH_ROW_MIN_LINES {
+    let along = !ACROSS;
+    // Only rows with about as many index values as the row has lines: a row of a few values
+    // touches a few lines, and prefetching all of the next row's (a 54797-long axis read twice
+    // per row) cost 25x the gather.
+    let lines_per_piece = if along
+        && g.axis_stride == 1
+        && row_lines >= PREFETCH_ROW_MIN_LINES
+        && g.row_len.saturating_mul(2) >= row_lines
+    {
         row_lines.div_ceil(g.row_len.div_ceil(PREFETCH_PIECE))
     } else {
         0
@@ -428,10 +437,12 @@ fn gather_strided_rows<L: Lane, I: IndexElement>(
             let out_segment = &mut out[at..at + n];
             if !fit {
                 bad |= !gather_segment_resolving(slab, &g, segment, values, out_segment);
+            } else if ACROSS {
+                gather_segment::<L, I, false, true>(slab, &g, segment, values, out_segment);
             } else if g.axis_stride != 1 {
-                gather_segment::<L, I, false>(slab, &g, segment, values, out_segment);
+                gather_segment::<L, I, false, false>(slab, &g, segment, values, out_segment);
             } else if lines_per_piece == 0 {
-                gather_segment::<L, I, true>(slab, &g, segment, values, out_segment);
+                gather_segment::<L, I, true, false>(slab, &g, segment, values, out_segment);
             } else {
                 gather_segment_prefetching(slab, &g, segment, values, out_segment, lines_per_piece);
             }
@@ -455,10 +466,10 @@ struct Segment {
 }
 
 /// Gathers a segment from its copied index values, all in `0..axis_size`. `UNIT` is
-/// `axis_stride == 1` known at compile time: without the multiply, W4 and W5 ran about 10% faster
-/// than the general loop.
+/// `axis_stride == 1` known at compile time (without the multiply, W4 and W5 ran about 10%
+/// faster than the general loop); `ACROSS` is a row across the axis (`inner_stride != 0`).
 #[inline(always)]
-fn gather_segment<L: Lane, I: IndexElement, const UNIT: bool>(
+fn gather_segment<L: Lane, I: IndexElement, const UNIT: bool, const ACROSS: bool>(
     slab: &[L],
     g: &StridedRows,
     s: Segment,
@@ -470,13 +481,18 @@ fn gather_segment<L: Lane, I: IndexElement, const UNIT: bool>(
         .zip(out.chunks_exact_mut(s.width));
     for (r, (values_row, out_row)) in rows.enumerate() {
         let row_base = (s.first_row + r) * g.row_stride;
-        for (o, &v) in out_row.iter_mut().zip(values_row) {
+        for (j, (o, &v)) in out_row.iter_mut().zip(values_row).enumerate() {
             let p = v.to_i64() as usize;
-            let at = row_base + if UNIT { p } else { p * g.axis_stride };
+            let along = if ACROSS {
+                (s.column + j) * g.inner_stride
+            } else {
+                0
+            };
+            let at = row_base + along + if UNIT { p } else { p * g.axis_stride };
             debug_assert!(at < slab.len());
-            // SAFETY: 0 <= v < axis_size (`copy_checked` found so in this copy) and the row is
-            // below `rows`, so at <= (rows - 1) * row_stride + (axis_size - 1) * axis_stride <
-            // span = slab.len().
+            // SAFETY: 0 <= v < axis_size (`copy_checked` found so in this copy), the row is
+            // below `rows` and the column below `row_len`, so at <= (rows - 1) * row_stride +
+            // (row_len - 1) * inner_stride + (axis_size - 1) * axis_stride < span = slab.len().
             o.write(unsafe { *slab.get_unchecked(at) });
         }
     }
@@ -498,10 +514,10 @@ fn gather_segment_resolving<L: Lane, I: IndexElement>(
         .zip(out.chunks_exact_mut(s.width));
     for (r, (values_row, out_row)) in rows.enumerate() {
         let row_base = (s.first_row + r) * g.row_stride;
-        for (o, &v) in out_row.iter_mut().zip(values_row) {
+        for (j, (o, &v)) in out_row.iter_mut().zip(values_row).enumerate() {
             let (p, ok) = resolve_or_zero(v.to_i64(), g.axis_size);
             bad |= !ok;
-            let at = row_base + p * g.axis_stride;
+            let at = row_base + (s.column + j) * g.inner_stride + p * g.axis_stride;
             debug_assert!(at < slab.len());
             // SAFETY: p < axis_size and the row is below `rows`, as in `gather_segment`.
             o.write(unsafe { *slab.get_unchecked(at) });
@@ -568,7 +584,11 @@ unsafe fn gather_strided_rows_avx2<L: Lane, I: IndexElement>(
     idx: &[I],
     out: &mut [MaybeUninit<L>],
 ) -> Result<(), usize> {
-    gather_strided_rows::<L, I>(data, g, idx, out)
+    if g.inner_stride == 0 {
+        gather_strided_rows::<L, I, false>(data, g, idx, out)
+    } else {
+        gather_strided_rows::<L, I, true>(data, g, idx, out)
+    }
 }
 
 #[inline(always)]
@@ -585,7 +605,11 @@ fn gather_strided_rows_best<L: Lane, I: IndexElement>(
         return unsafe { gather_strided_rows_avx2::<L, I>(data, g, idx, out) };
     }
     let _ = avx2;
-    gather_strided_rows::<L, I>(data, g, idx, out)
+    if g.inner_stride == 0 {
+        gather_strided_rows::<L, I, false>(data, g, idx, out)
+    } else {
+        gather_strided_rows::<L, I, true>(data, g, idx, out)
+    }
 }
 
 /// The scalar geometry of one row.
@@ -725,6 +749,24 @@ impl<'a> RowCursor<'a> {
             coords,
             base,
         }
+    }
+
+    /// The coordinate along the innermost row dimension (0 when there is none).
+    fn innermost(&self) -> usize {
+        self.coords.as_slice().last().copied().unwrap_or(0)
+    }
+
+    /// Moves `n` rows on, within the innermost dimension and at most to its end (then carrying
+    /// into the outer ones).
+    fn advance_by(&mut self, n: usize) {
+        let Some(d) = self.counts.len().checked_sub(1) else {
+            return;
+        };
+        // Cannot underflow: n >= 1 and the caller keeps coords[d] + n <= counts[d].
+        let c = &mut self.coords.as_mut_slice()[d];
+        *c += n - 1;
+        self.base += self.strides[d] * (n - 1);
+        self.advance();
     }
 
     fn advance(&mut self) {

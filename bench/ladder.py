@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Size ladder of gatherkit against ONNX Runtime's CPU kernels: four fixed shape families, each
+scaled so that the data is 4 KiB, 16 KiB, ..., 256 MiB (powers of 4, cut at --max-bytes), timed
+at each thread count on identical inputs with outputs checked bitwise equal. Prints a table and
+optionally writes a CSV and a PNG plot of the speedup over ORT against the data size.
+
+    pip install numpy onnx onnxruntime matplotlib
+    PYTHONPATH=bindings/python python3 bench/ladder.py --plot bench/ladder.png
+    PYTHONPATH=bindings/python python3 bench/ladder.py --max-bytes 4M --repeat 3 --csv /tmp/ladder.csv
+
+(GATHERKIT_LIBRARY=path/to/libgatherkit.so picks a build.) Families (float32 data, int64
+indices, index values uniform over the valid range, fixed seed):
+
+    ge-last   GatherElements [n/256, 256], axis=1, indices the data's shape
+    ge-axis0  GatherElements [a, b, b] (about a cube), axis=0, indices the data's shape
+    nd-1k     GatherND [n/256, 256] (1 KiB slices), indices [n/256, 1]: as many tuples as rows
+    nd-k3     GatherND [a, b, b] (4-byte elements), indices [n/4, 3]
+
+Timing, the ORT overhead correction (speedup = adjusted ORT time / gatherkit time) and the
+checks are sweep.py's (shared in ortbench.py). The largest rung holds about 1.3 GiB (ge-last:
+data + int64 indices + two outputs).
+"""
+
+import argparse
+import csv
+import math
+
+import numpy as np
+
+import ortbench
+from ortbench import Case, parse_bytes, parse_threads
+
+MIN_BYTES = 4 << 10
+MAX_BYTES = 256 << 20
+F32 = np.dtype(np.float32)
+
+
+def cube_dims(n):
+    """[a, b, b] with a * b * b == n (n a power of two), about a cube, a >= b."""
+    e = int(n).bit_length() - 1
+    eb = e // 3
+    return [1 << (e - 2 * eb), 1 << eb, 1 << eb]
+
+
+def family_ge_last(rng, n):
+    shape = (n // 256, 256)
+    data = rng.random(shape, dtype=np.float32)
+    indices = rng.integers(0, 256, size=shape, dtype=np.int64)
+    return Case("GatherElements", [("data", data), ("indices", indices)], {"axis": 1}, shape, F32,
+                {"desc": f"GatherElements {list(shape)} axis=1"})
+
+
+def family_ge_axis0(rng, n):
+    shape = tuple(cube_dims(n))
+    data = rng.random(shape, dtype=np.float32)
+    indices = rng.integers(0, shape[0], size=shape, dtype=np.int64)
+    return Case("GatherElements", [("data", data), ("indices", indices)], {"axis": 0}, shape, F32,
+                {"desc": f"GatherElements {list(shape)} axis=0"})
+
+
+def family_nd_1k(rng, n):
+    rows = n // 256
+    data = rng.random((rows, 256), dtype=np.float32)
+    indices = rng.integers(0, rows, size=(rows, 1), dtype=np.int64)
+    return Case("GatherND", [("data", data), ("indices", indices)], {"batch_dims": 0}, (rows, 256), F32,
+                {"desc": f"GatherND {[rows, 256]} idx {[rows, 1]}"})
+
+
+def family_nd_k3(rng, n):
+    shape = cube_dims(n)
+    tuples = n // 4
+    data = rng.random(shape, dtype=np.float32)
+    indices = rng.integers(0, np.array(shape, dtype=np.int64), size=(tuples, 3), dtype=np.int64)
+    return Case("GatherND", [("data", data), ("indices", indices)], {"batch_dims": 0}, (tuples,), F32,
+                {"desc": f"GatherND {shape} idx {[tuples, 3]}"})
+
+
+FAMILIES = {
+    "ge-last": family_ge_last,
+    "ge-axis0": family_ge_axis0,
+    "nd-1k": family_nd_1k,
+    "nd-k3": family_nd_k3,
+}
+
+
+def ladder_sizes(max_bytes):
+    sizes, size = [], MIN_BYTES
+    while size <= min(max_bytes, MAX_BYTES):
+        sizes.append(size)
+        size *= 4
+    return sizes
+
+
+def plot(rows, threads_list, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    colors = dict(zip(FAMILIES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    styles = ["-", "--", ":", "-."]
+    for family in FAMILIES:
+        for j, t in enumerate(threads_list):
+            pts = [(r["bytes"], r["speedup"][t]) for r in rows if r["family"] == family]
+            if pts:
+                xs, ys = zip(*pts)
+                ax.plot(xs, ys, styles[j % len(styles)], marker="o", markersize=3, color=colors[family],
+                        label=f"{family} {t}t")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    xs = sorted({r["bytes"] for r in rows})
+    ax.set_xticks(xs)
+    ax.set_xticklabels([ortbench.fmt_bytes(x).replace(" ", "") for x in xs], rotation=45)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.set_xlabel("data bytes")
+    ax.set_ylabel("speedup over ONNX Runtime (ORT ms / gatherkit ms)")
+    ax.set_title(f"gatherkit vs onnxruntime CPU: {ortbench.cpu_model()}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--repeat", type=int, default=7, help="timed rounds per rung (default 7)")
+    parser.add_argument("--max-bytes", type=parse_bytes, default=MAX_BYTES, help="largest data, e.g. 4M (default 256M)")
+    parser.add_argument("--threads", type=parse_threads, default=[1, 2], help="comma list (default 1,2)")
+    parser.add_argument("--families", default=",".join(FAMILIES), help=f"comma list out of {','.join(FAMILIES)}")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the data and index values (default 0)")
+    parser.add_argument("--csv", default=None)
+    parser.add_argument("--plot", default=None, help="write a PNG here, e.g. bench/ladder.png")
+    args = parser.parse_args()
+
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    for f in families:
+        if f not in FAMILIES:
+            parser.error(f"unknown family {f!r}; known: {', '.join(FAMILIES)}")
+    threads_list = args.threads
+    sizes = ladder_sizes(args.max_bytes)
+    if not sizes:
+        parser.error(f"--max-bytes must be at least {MIN_BYTES}")
+
+    print(ortbench.run_header("gatherkit size ladder", args.seed), flush=True)
+    print(f"repeat {args.repeat}, sizes {ortbench.fmt_bytes(sizes[0])}..{ortbench.fmt_bytes(sizes[-1])}, "
+          f"threads {','.join(map(str, threads_list))}")
+    overhead = ortbench.Overhead(threads_list)
+    print(overhead.header())
+    if max(threads_list) > 1:
+        burnt = ortbench.idle_pool_cpu_ms(max(threads_list))
+        print(f"ORT idle pool CPU after a {max(threads_list)}-thread run: {burnt:.1f} ms per 100 ms"
+              + ("  WARNING: ORT pool threads spin; gatherkit timings are disturbed" if burnt > 5 else ""))
+    print("ORT ms adjusted for per-call overhead; speedup = ORT ms / gk ms (> 1: gatherkit faster)")
+
+    cols = ["| size", "family", "shape"] + [f"ORT {t}t ms" for t in threads_list] + \
+        [f"gk {t}t ms" for t in threads_list] + [f"speedup {t}t" for t in threads_list] + \
+        [f"gk {t}t/{threads_list[0]}t" for t in threads_list[1:]]
+    print(" | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+
+    rows = []
+    for size in sizes:
+        for family in families:
+            rng = np.random.default_rng([args.seed, size, list(FAMILIES).index(family)])
+            case = FAMILIES[family](rng, size // 4)
+            assert case.data.nbytes == size, (family, case.data.shape)
+            outs = ortbench.new_outputs(case)
+            row = {"bytes": size, "family": family, "desc": case.info["desc"], "ort_raw": {}, "ort": {}, "gk": {},
+                   "speedup": {}}
+            for t in threads_list:
+                try:
+                    ort_ms, gk_ms = ortbench.time_case(case, t, args.repeat, outs)
+                except ortbench.Mismatch as e:
+                    raise SystemExit(f"MISMATCH at {ortbench.fmt_bytes(size)} {family} ({case.info['desc']}): {e}")
+                row["ort_raw"][t], row["ort"][t], row["gk"][t] = ort_ms, overhead.adjust(ort_ms, t), gk_ms
+                row["speedup"][t] = row["ort"][t] / gk_ms
+            del case, outs
+            rows.append(row)
+            cells = [f"| {ortbench.fmt_bytes(size)}", family, row["desc"]]
+            cells += [f"{row['ort'][t]:.3f}" for t in threads_list] + [f"{row['gk'][t]:.3f}" for t in threads_list]
+            cells += [f"{row['speedup'][t]:.2f}x" for t in threads_list]
+            cells += [f"{row['gk'][t] / row['gk'][threads_list[0]]:.2f}" for t in threads_list[1:]]
+            print(" | ".join(cells) + " |", flush=True)
+
+    print()
+    for t in threads_list:
+        s = [r["speedup"][t] for r in rows]
+        worst = min(rows, key=lambda r: r["speedup"][t])
+        print(f"{t} thread(s): geo-mean speedup {math.exp(sum(map(math.log, s)) / len(s)):.2f}x, min "
+              f"{worst['speedup'][t]:.2f}x ({worst['family']} at {ortbench.fmt_bytes(worst['bytes'])}), "
+              f"{sum(x < 1.0 for x in s)}/{len(s)} below 1.0")
+
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            head = ["data_bytes", "family", "shape"]
+            for t in threads_list:
+                head += [f"ort_raw_ms_{t}t", f"ort_ms_{t}t", f"gk_ms_{t}t", f"speedup_{t}t"]
+            w.writerow(head)
+            for r in rows:
+                line = [r["bytes"], r["family"], r["desc"]]
+                for t in threads_list:
+                    line += [f"{r['ort_raw'][t]:.6f}", f"{r['ort'][t]:.6f}", f"{r['gk'][t]:.6f}", f"{r['speedup'][t]:.4f}"]
+                w.writerow(line)
+        print(f"wrote {args.csv}")
+    if args.plot:
+        plot(rows, threads_list, args.plot)
+        print(f"wrote {args.plot}")
+
+
+if __name__ == "__main__":
+    main()

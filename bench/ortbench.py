@@ -1,0 +1,334 @@
+"""Shared pieces of bench/sweep.py and bench/ladder.py: one-node ONNX Runtime sessions, the
+gatherkit calls, per-op builders, alternating median timing, the per-call overhead correction and
+the run header. Not a script; needs numpy, onnx, onnxruntime and the gatherkit binding on
+PYTHONPATH (see sweep.py's docstring).
+
+ORT is timed through io binding: inputs and a preallocated output are bound once, so a run neither
+allocates nor copies (gatherkit is likewise called with a preallocated ``out=``). A tiny call (a [1]
+float tensor, one index) is timed for both in the same run; ``Overhead.adjust`` subtracts
+(ort_tiny - gk_tiny) from each ORT time so that small cases compare kernels, not Python glue.
+"""
+
+import ctypes
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnxruntime as ort
+from onnx import helper
+
+import gatherkit
+
+# Smallest adjusted ORT time (ms): the overhead correction never makes a time zero or negative.
+ADJUSTED_FLOOR_MS = 1e-3
+
+
+# --- per-op builders --------------------------------------------------------------------------
+# op name -> (ORT node builder, gatherkit call). A node builder takes the input names (in the
+# node's input order) and the attribute dict; a gatherkit call takes the input arrays, the
+# attribute dict, the preallocated output and the thread count. Adding an op (Gather,
+# ScatterElements, ScatterND) means one entry here plus a configuration generator in sweep.py's
+# GENERATORS.
+
+@dataclass(frozen=True)
+class OpSpec:
+    ort_node: object  # (input_names, attrs) -> onnx NodeProto with output "out"
+    gk_call: object   # (arrays, attrs, out, threads) -> None
+    opset: int = 13   # opset the ORT model is built with
+
+
+OPS = {
+    "GatherElements": OpSpec(
+        ort_node=lambda names, attrs: helper.make_node("GatherElements", names, ["out"], axis=attrs["axis"]),
+        gk_call=lambda arrays, attrs, out, threads: gatherkit.gather_elements(
+            arrays[0], arrays[1], attrs["axis"], num_threads=threads, out=out)),
+    "GatherND": OpSpec(
+        ort_node=lambda names, attrs: helper.make_node("GatherND", names, ["out"], batch_dims=attrs["batch_dims"]),
+        gk_call=lambda arrays, attrs, out, threads: gatherkit.gather_nd(
+            arrays[0], arrays[1], attrs["batch_dims"], num_threads=threads, out=out)),
+}
+
+
+@dataclass
+class Case:
+    """One benchmark configuration with its inputs; the output is out_shape x out_dtype."""
+    op: str
+    inputs: list  # [(name, ndarray)] in the node's input order
+    attrs: dict
+    out_shape: tuple
+    out_dtype: np.dtype
+    info: dict = field(default_factory=dict)  # descriptive columns (slice bytes, negatives, ...)
+
+    @property
+    def data(self):
+        return self.inputs[0][1]
+
+    @property
+    def indices(self):
+        return self.inputs[1][1]
+
+    def out_bytes(self):
+        return int(np.prod(self.out_shape, dtype=np.int64)) * np.dtype(self.out_dtype).itemsize
+
+    def total_bytes(self):
+        """Inputs + the two outputs (ORT's and gatherkit's) held while the case runs."""
+        return sum(a.nbytes for _, a in self.inputs) + 2 * self.out_bytes()
+
+
+# --- ONNX Runtime ---------------------------------------------------------------------------------
+
+def session_options(threads):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    # Pool threads block instead of spin-waiting after a run. With spinning on (ORT's default) a live
+    # session's idle pool keeps the second core busy while gatherkit is timed (why compare.py deletes
+    # each session before timing gatherkit); with it off, the session can stay alive while the two
+    # implementations alternate. idle_pool_cpu_ms() checks this in every run. The price: each
+    # multi-threaded ORT run must wake its pool (measured with onnxruntime 1.32 on 2 cores: +25 to
+    # +50 us per 2-thread run on 64 KiB - 1 MiB GatherElements), so ORT's 2-thread times on small
+    # cases are somewhat pessimistic; the tiny-call correction does not cover it (that call is too
+    # small to use the pool).
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return so
+
+
+def ort_session(op, inputs, attrs, threads):
+    spec = OPS[op]
+    names = [name for name, _ in inputs]
+    node = spec.ort_node(names, attrs)
+    elem = helper.np_dtype_to_tensor_dtype(inputs[0][1].dtype)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for name, a in inputs],
+        [helper.make_tensor_value_info("out", elem, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", spec.opset)])
+    model.ir_version = 8
+    return ort.InferenceSession(model.SerializeToString(), session_options(threads),
+                                providers=["CPUExecutionProvider"])
+
+
+class OrtRunner:
+    """A session with the inputs and a preallocated output bound (io binding); calling it runs the
+    node once, writing into ``out``. close() drops the session (and its thread pool)."""
+
+    def __init__(self, case, out, threads):
+        self.session = ort_session(case.op, case.inputs, case.attrs, threads)
+        self.binding = self.session.io_binding()
+        self.values = []  # the OrtValues share the numpy buffers; keep them alive with the binding
+        for name, array in case.inputs:
+            value = ort.OrtValue.ortvalue_from_numpy(array)
+            self.binding.bind_ortvalue_input(name, value)
+            self.values.append(value)
+        value = ort.OrtValue.ortvalue_from_numpy(out)
+        self.binding.bind_ortvalue_output("out", value)
+        self.values.append(value)
+
+    def __call__(self):
+        self.session.run_with_iobinding(self.binding)
+
+    def close(self):
+        self.binding = self.values = self.session = None
+
+
+def gk_caller(case, out, threads):
+    """One gatherkit call as a bare ctypes call: descriptors and options are built once, as ORT's
+    io binding is, so that the timing holds the C call and nothing of the binding's argument
+    handling (about 20 us per call, which a C or C++ caller never pays)."""
+    if case.op not in ("GatherElements", "GatherND"):
+        spec = OPS[case.op]
+        arrays = [a for _, a in case.inputs]
+        return lambda: spec.gk_call(arrays, case.attrs, out, threads)
+    lib = gatherkit._lib
+    data, indices = (gatherkit._Prepared(np.asarray(a), name) for name, a in case.inputs)
+    out_shape = (ctypes.c_int64 * max(out.ndim, 1))(*out.shape)
+    out_tensor = gatherkit._Tensor(data.code, out.ndim, out_shape, out.ctypes.data)
+    options = gatherkit._options("onnx", 0, threads)
+    if case.op == "GatherElements":
+        fn, attribute = lib.gk_gather_elements, case.attrs["axis"]
+    else:
+        fn, attribute = lib.gk_gather_nd, case.attrs["batch_dims"]
+    args = (ctypes.byref(data.tensor), ctypes.byref(indices.tensor), attribute, ctypes.byref(out_tensor),
+            ctypes.byref(options))
+
+    def call():
+        status = fn(*args)
+        if status != 0:
+            raise RuntimeError(f"gatherkit status {status}: {lib.gk_last_error_message().decode()}")
+    call.keep = (data, indices, out_shape, out_tensor, options)
+    return call
+
+
+# --- timing ------------------------------------------------------------------------------------------
+
+def alternating_medians(calls, repeat):
+    """Median seconds of each call over `repeat` rounds; each round runs every call once, the order
+    rotating between rounds, so that all see the same machine state (no warm-up here)."""
+    times = [[] for _ in calls]
+    n = len(calls)
+    for r in range(repeat):
+        for j in range(n):
+            k = (j + r) % n
+            t0 = time.perf_counter()
+            calls[k]()
+            times[k].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
+
+
+def outputs_equal(a, b):
+    """Bitwise equality (NaN payloads and -0.0 included) of two same-dtype arrays."""
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a.reshape(-1).view(np.uint8),
+                                                                        b.reshape(-1).view(np.uint8))
+
+
+class Mismatch(Exception):
+    pass
+
+
+def new_outputs(case):
+    """ORT's and gatherkit's output buffers."""
+    return np.empty(case.out_shape, case.out_dtype), np.empty(case.out_shape, case.out_dtype)
+
+
+def time_case(case, threads, repeat, outs=None):
+    """(ORT ms, gatherkit ms) medians at `threads`, unadjusted. Warms both up once, checks the outputs
+    are bitwise equal (the buffers are first filled with different bytes, so a position one side
+    leaves unwritten is caught too), times them alternating, and checks again. The ORT session lives
+    only for this call. Raises Mismatch."""
+    ort_out, gk_out = outs if outs is not None else new_outputs(case)
+    ort_out.reshape(-1).view(np.uint8).fill(0x00)
+    gk_out.reshape(-1).view(np.uint8).fill(0xA5)
+    runner = OrtRunner(case, ort_out, threads)
+    try:
+        gk = gk_caller(case, gk_out, threads)
+        runner()
+        gk()
+        if not outputs_equal(ort_out, gk_out):
+            raise Mismatch(describe_mismatch(ort_out, gk_out, threads, "after warm-up"))
+        ort_s, gk_s = alternating_medians([runner, gk], repeat)
+        if not outputs_equal(ort_out, gk_out):
+            raise Mismatch(describe_mismatch(ort_out, gk_out, threads, "after timing"))
+    finally:
+        runner.close()
+    return ort_s * 1e3, gk_s * 1e3
+
+
+def describe_mismatch(ort_out, gk_out, threads, when):
+    if ort_out.shape != gk_out.shape:
+        return f"{threads} thread(s), {when}: output shapes differ: ORT {ort_out.shape}, gatherkit {gk_out.shape}"
+    a = ort_out.reshape(-1).view(np.uint8).reshape(ort_out.size, -1)
+    b = gk_out.reshape(-1).view(np.uint8).reshape(gk_out.size, -1)
+    bad = np.flatnonzero((a != b).any(axis=1))
+    first = int(bad[0])
+    pos = np.unravel_index(first, ort_out.shape) if ort_out.ndim else ()
+    return (f"{threads} thread(s), {when}: {bad.size} of {ort_out.size} output elements differ; first at "
+            f"{tuple(int(p) for p in pos)}: ORT {ort_out.reshape(-1)[first]!r}, gatherkit {gk_out.reshape(-1)[first]!r}")
+
+
+# --- overhead correction -------------------------------------------------------------------------
+
+def tiny_case():
+    """The smallest call: GatherElements on a [1] float tensor with a [1] index."""
+    return Case("GatherElements", [("data", np.ones(1, np.float32)), ("indices", np.zeros(1, np.int64))],
+                {"axis": 0}, (1,), np.dtype(np.float32))
+
+
+class Overhead:
+    """Per-call glue of ORT (io binding run) and of gatherkit (a bare ctypes call) at each thread
+    count, from the tiny call, measured alternating in the same run."""
+
+    def __init__(self, threads_list, repeat=3000):
+        self.ort_us, self.gk_us, self.ort_plain_run_us = {}, {}, {}
+        case = tiny_case()
+        for t in threads_list:
+            ort_ms, gk_ms = time_case(case, t, repeat)
+            self.ort_us[t], self.gk_us[t] = ort_ms * 1e3, gk_ms * 1e3
+            # For the header only: plain session.run (allocates and returns a new output each call).
+            sess = ort_session(case.op, case.inputs, case.attrs, t)
+            feed = dict(case.inputs)
+            sess.run(None, feed)
+            self.ort_plain_run_us[t] = alternating_medians([lambda: sess.run(None, feed)], repeat)[0] * 1e6
+            del sess
+
+    def correction_ms(self, threads):
+        return (self.ort_us[threads] - self.gk_us[threads]) / 1e3
+
+    def adjust(self, ort_ms, threads):
+        """ORT time minus (ort_tiny - gk_tiny), floored at ADJUSTED_FLOOR_MS."""
+        return max(ort_ms - self.correction_ms(threads), ADJUSTED_FLOOR_MS)
+
+    def header(self):
+        return "; ".join(
+            f"{t}t tiny call: ORT {self.ort_us[t]:.1f} us (io binding; session.run {self.ort_plain_run_us[t]:.1f} us), "
+            f"gk {self.gk_us[t]:.1f} us -> ORT times adjusted by {-self.correction_ms(t) * 1e3:+.1f} us"
+            for t in sorted(self.ort_us))
+
+
+def idle_pool_cpu_ms(threads=2, window_s=0.1):
+    """CPU time (ms) this process burns during `window_s` of sleep right after a multi-threaded ORT
+    run with a live session: ~0 when the pool threads block (allow_spinning=0)."""
+    rng = np.random.default_rng(0)
+    data = rng.random((256, 1024), dtype=np.float32)
+    case = Case("GatherElements", [("data", data), ("indices", rng.integers(0, 1024, data.shape))],
+                {"axis": 1}, data.shape, data.dtype)
+    runner = OrtRunner(case, np.empty_like(data), threads)
+    runner()
+    runner()
+    t0 = time.process_time()
+    time.sleep(window_s)
+    burnt = time.process_time() - t0
+    runner.close()
+    return burnt * 1e3
+
+
+# --- misc -------------------------------------------------------------------------------------------
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+          "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_bytes(text):
+    """'8M', '128MiB', '4K', '1G' or a plain number of bytes (binary units)."""
+    s = text.strip().upper()
+    digits = s.rstrip("ABGIKM")
+    unit = s[len(digits):]
+    if unit not in _UNITS or not digits:
+        raise ValueError(f"not a byte size: {text!r}")
+    return int(float(digits) * _UNITS[unit])
+
+
+def parse_threads(text):
+    threads = sorted({int(t) for t in text.split(",") if t.strip()})
+    if not threads or threads[0] < 1:
+        raise ValueError(f"thread counts must be positive: {text!r}")
+    return threads
+
+
+def fmt_bytes(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            v = n / size
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n} B"
+
+
+def run_header(title, seed=None):
+    parts = [title, f"CPU: {cpu_model()}", f"onnxruntime {ort.__version__}",
+             f"gatherkit {gatherkit.library_version()}", f"numpy {np.__version__}"]
+    if seed is not None:
+        parts.append(f"seed {seed}")
+    return ", ".join(parts)

@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Randomized sweep of gatherkit against ONNX Runtime's CPU kernels: --count configurations drawn
+from the whole parameter space of each op, timed at each thread count on identical inputs, outputs
+checked bitwise equal (aborts on the first mismatch). Prints one line per configuration and a
+summary per thread count.
+
+    pip install numpy onnx onnxruntime
+    PYTHONPATH=bindings/python python3 bench/sweep.py --seed 1
+    PYTHONPATH=bindings/python python3 bench/sweep.py --seed 1 --count 8 --max-bytes 8M --repeat 3
+    PYTHONPATH=bindings/python python3 bench/sweep.py --seed 1 --only 17 --repeat 21   # one config again
+
+(GATHERKIT_LIBRARY=path/to/libgatherkit.so picks a build.) Same seed and options -> same
+configurations and inputs; configuration N depends only on (seed, N, --ops, --max-bytes), so
+--count 100 extends --count 10 and --only N reruns one.
+
+Parameter space. GatherElements: data rank 1-6, any axis (sometimes written negative), off-axis
+index dims shrunk at random, the axis index dim random (can exceed the data's). GatherND:
+batch_dims 0-2, tuple length k 1-4 (k + batch_dims <= rank <= 6), slices from one element (1 byte)
+to ~8 KiB (many not powers of two: 292 bytes, 1000 bytes...), tuples per batch varied. Element
+widths 1, 2, 4, 8 bytes (no complex: ORT has none for these ops); int32 and int64 indices
+(GatherElements; ONNX's GatherND takes int64 only, ORT rejects int32); negative indices mixed
+into about a third of the configurations. Data size log-uniform from 64 KiB to --max-bytes; one
+configuration (data + indices + two outputs) stays under ~1 GiB by shrinking the indices.
+
+Timing: per configuration and thread count, both warm up once, then run alternating (order
+rotating) for --repeat rounds; medians. ORT runs through io binding with a preallocated output
+(gatherkit gets ``out=``). ORT's times are adjusted by the difference of the two per-call overheads
+(a tiny call of each, measured in the same run; see ortbench.py), so the ratio ORT/gk compares
+kernels even for small configurations. Ratio > 1: gatherkit is faster. ORT's pool does not spin
+(allow_spinning=0, so a live session leaves the second core alone; checked in the header), which
+costs ORT a pool wake-up per multi-threaded run: see ortbench.session_options.
+"""
+
+import argparse
+import csv
+import math
+import statistics
+import sys
+
+import numpy as np
+
+import ortbench
+from ortbench import Case, parse_bytes, parse_threads
+
+MIN_DATA_BYTES = 64 << 10
+CASE_BUDGET = 1 << 30  # data + indices + both outputs
+
+# Element types by width. complex64/complex128 (8/16 bytes, which gatherkit supports) are left out:
+# onnxruntime 1.32 rejects complex tensors for these ops at session creation ("MLDataType for:
+# tensor(complex128) is not currently registered or supported"), so there is nothing to compare.
+DTYPES_BY_WIDTH = {
+    1: [np.uint8, np.int8, np.bool_],
+    2: [np.float16, np.int16, np.uint16],
+    4: [np.float32, np.int32, np.uint32],
+    8: [np.float64, np.int64, np.uint64],
+}
+
+
+# --- random helpers -------------------------------------------------------------------------------
+
+def log_uniform_int(rng, lo, hi):
+    """An integer in [lo, hi], log-uniform."""
+    lo, hi = max(1, int(lo)), max(1, int(hi))
+    if hi <= lo:
+        return lo
+    return min(hi, max(lo, int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1))))))
+
+
+def split_dims(rng, n, parts, alpha=0.8):
+    """`parts` dims (each >= 1) with product close to n, in random proportions (some come out 1)."""
+    if parts == 0:
+        return []
+    n = max(1, int(n))
+    weights = rng.dirichlet([alpha] * parts)
+    dims = [max(1, int(round(n ** w))) for w in weights]
+    j = int(np.argmax(dims))  # absorb the rounding error in the largest dim
+    rest = math.prod(dims[:j] + dims[j + 1:])
+    dims[j] = max(1, int(round(n / rest)))
+    return dims
+
+
+def pick_dtype(rng):
+    width = [1, 2, 4, 8][rng.integers(4)]
+    choices = DTYPES_BY_WIDTH[width]
+    return np.dtype(choices[rng.integers(len(choices))])
+
+
+def random_data(rng, shape, dtype):
+    n = math.prod(shape)
+    if dtype == np.bool_:
+        return (np.frombuffer(rng.bytes(n), np.uint8) & 1).astype(np.bool_).reshape(shape)
+    if dtype.kind == "f":
+        if dtype == np.float16:
+            return rng.standard_normal(n, dtype=np.float32).astype(np.float16).reshape(shape)
+        return rng.standard_normal(n, dtype=dtype.type).reshape(shape)
+    return np.frombuffer(rng.bytes(n * dtype.itemsize), dtype).reshape(shape).copy()
+
+
+def random_indices(rng, shape, high, dtype, negatives):
+    """Uniform over [0, high) (high broadcasts against shape); with `negatives`, about half of them are
+    written as the equivalent negative index (i - high)."""
+    idx = rng.integers(0, high, size=shape, dtype=np.int64)
+    if negatives:
+        idx -= np.where(rng.random(shape) < 0.5, np.asarray(high, dtype=np.int64), 0)
+    return idx.astype(dtype)
+
+
+def shrink_to_budget(dims, fixed_bytes, bytes_per_unit, budget, keep=()):
+    """Halve the largest of dims (index positions not in `keep`) until fixed + prod(dims) * per_unit
+    fits the budget."""
+    dims = list(dims)
+    while fixed_bytes + math.prod(dims) * bytes_per_unit > budget:
+        free = [j for j in range(len(dims)) if j not in keep and dims[j] > 1]
+        if not free:
+            break
+        j = max(free, key=lambda j: dims[j])
+        dims[j] = max(1, dims[j] // 2)
+    return dims
+
+
+def clamp_data(dims, itemsize, max_bytes):
+    dims = list(dims)
+    while math.prod(dims) * itemsize > max_bytes and max(dims) > 1:
+        j = int(np.argmax(dims))
+        dims[j] = max(1, dims[j] * 9 // 10)
+    return dims
+
+
+# --- configuration generators ---------------------------------------------------------------------
+# One function per op: (rng, max_bytes) -> ortbench.Case, inputs included. A later op (Gather,
+# ScatterElements, ScatterND) is added with a generator here and an entry (ORT node builder and
+# gatherkit call) in ortbench.OPS.
+
+def gen_gather_elements(rng, max_bytes):
+    dtype = pick_dtype(rng)
+    data_bytes = log_uniform_int(rng, MIN_DATA_BYTES, max_bytes)
+    rank = int(rng.integers(1, 7))
+    dshape = clamp_data(split_dims(rng, data_bytes // dtype.itemsize, rank), dtype.itemsize, max_bytes)
+    axis = int(rng.integers(rank))
+    ishape = []
+    for j, d in enumerate(dshape):
+        if j == axis:  # as long as the data's half the time, else anything up to 4x it
+            ishape.append(d if rng.random() < 0.5 else log_uniform_int(rng, 1, 4 * d))
+        else:  # kept half the time, else shrunk
+            ishape.append(d if rng.random() < 0.5 else int(rng.integers(1, d + 1)))
+    index_dtype = np.dtype(np.int32 if rng.random() < 0.5 else np.int64)
+    data_nbytes = math.prod(dshape) * dtype.itemsize
+    ishape = shrink_to_budget(ishape, data_nbytes, index_dtype.itemsize + 2 * dtype.itemsize, CASE_BUDGET)
+    negatives = bool(rng.random() < 1 / 3)
+    attr = axis - rank if rng.random() < 0.25 else axis  # the attribute sometimes negative
+    data = random_data(rng, dshape, dtype)
+    indices = random_indices(rng, ishape, dshape[axis], index_dtype, negatives)
+    return Case("GatherElements", [("data", data), ("indices", indices)], {"axis": attr}, tuple(ishape), dtype,
+                {"attribute": f"axis={attr}", "slice_bytes": "", "negatives": negatives})
+
+
+def gen_gather_nd(rng, max_bytes):
+    dtype = pick_dtype(rng)
+    item = dtype.itemsize
+    data_bytes = log_uniform_int(rng, MIN_DATA_BYTES, max_bytes)
+    data_elems = max(1, data_bytes // item)
+    b = int(rng.integers(0, 3))
+    k = int(rng.integers(1, min(4, 6 - b) + 1))
+    weights = np.array([0.25, 0.45, 0.3][:min(2, 6 - b - k) + 1])
+    s = int(rng.choice(len(weights), p=weights / weights.sum()))  # slice rank; data rank b + k + s <= 6
+    if s == 0:  # the slice is one element (1 to 8 bytes)
+        slice_dims = []
+    else:
+        if rng.random() < 0.2:  # a power of two sometimes; mostly not (292 bytes, 1000 bytes, ...)
+            slice_bytes = 1 << int(rng.integers(0, 14))
+        else:
+            slice_bytes = log_uniform_int(rng, item, 8 << 10)
+        slice_elems = max(1, min(slice_bytes // item, data_elems // 4))
+        slice_dims = split_dims(rng, slice_elems, s, alpha=1.0)
+    slice_elems = math.prod(slice_dims)
+    batch_dims = split_dims(rng, log_uniform_int(rng, 1, min(64, max(1, data_elems // slice_elems // 4))), b)
+    batch = math.prod(batch_dims)
+    positions = max(1, data_elems // (batch * slice_elems))
+    indexed_dims = split_dims(rng, positions, k)
+    dshape = clamp_data(batch_dims + indexed_dims + slice_dims, item, max_bytes)
+    batch_dims, indexed_dims = dshape[:b], dshape[b:b + k]
+    positions = math.prod(indexed_dims)
+    # tuples per batch: 0-2 extra index dims holding log-uniform 1 .. 2 x positions (+ a few) tuples
+    m = int(rng.choice([0, 1, 2], p=[0.1, 0.5, 0.4]))
+    grid = split_dims(rng, log_uniform_int(rng, 1, 2 * positions + 16), m)
+    data_nbytes = math.prod(dshape) * item
+    per_tuple = k * 8 + 2 * slice_elems * item
+    grid = shrink_to_budget(grid, data_nbytes, batch * per_tuple, CASE_BUDGET)
+    ishape = batch_dims + grid + [k]
+    negatives = bool(rng.random() < 1 / 3)
+    data = random_data(rng, dshape, dtype)
+    # ONNX's GatherND takes int64 indices only (ORT rejects int32 at model check)
+    indices = random_indices(rng, ishape, np.asarray(indexed_dims, dtype=np.int64), np.dtype(np.int64), negatives)
+    out_shape = tuple(batch_dims + grid + slice_dims)
+    return Case("GatherND", [("data", data), ("indices", indices)], {"batch_dims": b}, out_shape, dtype,
+                {"attribute": f"batch_dims={b}", "slice_bytes": slice_elems * item, "negatives": negatives})
+
+
+GENERATORS = {
+    "GatherElements": gen_gather_elements,
+    "GatherND": gen_gather_nd,
+}
+
+
+def make_case(seed, case_id, ops, max_bytes):
+    """Configuration `case_id` of the sweep: depends only on (seed, case_id, ops, max_bytes)."""
+    rng = np.random.default_rng([seed, case_id])
+    op = ops[int(rng.integers(len(ops)))]
+    return GENERATORS[op](rng, max_bytes)
+
+
+# --- output -----------------------------------------------------------------------------------------
+
+def shape_str(shape):
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def case_columns(case_id, case):
+    return [
+        f"{case_id:>4}", f"{case.op:<14}", f"{case.data.dtype.name:<7}", f"{case.indices.dtype.name:<5}",
+        f"{shape_str(case.data.shape):<26}", f"{shape_str(case.indices.shape):<26}",
+        f"{case.info['attribute'] + ('*' if case.info['negatives'] else ''):<13}",
+        f"{str(case.info['slice_bytes']):>6}", f"{case.data.nbytes / 2**20:8.2f}",
+    ]
+
+
+def header_line(threads_list):
+    cols = [f"{'id':>4}", f"{'op':<14}", f"{'dtype':<7}", f"{'idx':<5}", f"{'data shape':<26}",
+            f"{'indices shape':<26}", f"{'attribute':<13}", f"{'sliceB':>6}", f"{'data MiB':>8}"]
+    for t in threads_list:
+        cols.append(f"| {f'ORT {t}t ms':>10} {f'gk {t}t ms':>10} {f'ratio {t}t':>8}")
+    return " ".join(cols)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--count", type=int, default=100, help="configurations (default 100)")
+    parser.add_argument("--repeat", type=int, default=7, help="timed rounds per configuration (default 7)")
+    parser.add_argument("--max-bytes", type=parse_bytes, default=128 << 20,
+                        help="largest data tensor, e.g. 8M (default 128M)")
+    parser.add_argument("--ops", default="GatherElements,GatherND",
+                        help=f"comma list out of {','.join(GENERATORS)}")
+    parser.add_argument("--threads", type=parse_threads, default=[1, 2], help="comma list (default 1,2)")
+    parser.add_argument("--csv", default=None, help="also write one row per configuration here")
+    parser.add_argument("--only", default=None, help="comma list of configuration ids to run (1-based)")
+    args = parser.parse_args()
+
+    ops = [op.strip() for op in args.ops.split(",") if op.strip()]
+    for op in ops:
+        if op not in GENERATORS:
+            parser.error(f"unknown op {op!r}; known: {', '.join(GENERATORS)}")
+    if args.max_bytes < MIN_DATA_BYTES:
+        parser.error(f"--max-bytes must be at least {MIN_DATA_BYTES}")
+    ids = list(range(1, args.count + 1)) if args.only is None else [int(x) for x in args.only.split(",")]
+    threads_list = args.threads
+
+    print(ortbench.run_header("gatherkit sweep", args.seed), flush=True)
+    print(f"count {len(ids)}, repeat {args.repeat}, max data {ortbench.fmt_bytes(args.max_bytes)}, ops {','.join(ops)}, "
+          f"threads {','.join(map(str, threads_list))}")
+    overhead = ortbench.Overhead(threads_list)
+    print(overhead.header())
+    if max(threads_list) > 1:
+        burnt = ortbench.idle_pool_cpu_ms(max(threads_list))
+        print(f"ORT idle pool CPU after a {max(threads_list)}-thread run: {burnt:.1f} ms per 100 ms"
+              + ("  WARNING: ORT pool threads spin; gatherkit timings are disturbed" if burnt > 5 else ""))
+    print("ratio = adjusted ORT ms / gk ms (> 1: gatherkit faster); * = negative indices mixed in")
+    print(header_line(threads_list), flush=True)
+
+    rows = []
+    for case_id in ids:
+        case = make_case(args.seed, case_id, ops, args.max_bytes)
+        outs = ortbench.new_outputs(case)
+        result = {"id": case_id, "ort_raw": {}, "ort": {}, "gk": {}, "ratio": {}}
+        cells = []
+        for t in threads_list:
+            try:
+                ort_ms, gk_ms = ortbench.time_case(case, t, args.repeat, outs)
+            except ortbench.Mismatch as e:
+                print(" ".join(case_columns(case_id, case)), flush=True)
+                sys.exit(f"MISMATCH in configuration {case_id} (seed {args.seed}, {case.op}, "
+                         f"{case.info['attribute']}, data {case.data.dtype} {case.data.shape}, indices "
+                         f"{case.indices.dtype} {case.indices.shape}): {e}")
+            adjusted = overhead.adjust(ort_ms, t)
+            result["ort_raw"][t], result["ort"][t], result["gk"][t] = ort_ms, adjusted, gk_ms
+            result["ratio"][t] = adjusted / gk_ms
+            cells.append(f"| {adjusted:10.3f} {gk_ms:10.3f} {adjusted / gk_ms:7.2f}x")
+        print(" ".join(case_columns(case_id, case) + cells), flush=True)
+        result["total_bytes"] = case.total_bytes()
+        result["desc"] = {
+            "op": case.op, "dtype": case.data.dtype.name, "index_dtype": case.indices.dtype.name,
+            "data_shape": shape_str(case.data.shape), "indices_shape": shape_str(case.indices.shape),
+            "attribute": case.info["attribute"], "slice_bytes": case.info["slice_bytes"],
+            "negatives": int(case.info["negatives"]), "data_bytes": case.data.nbytes,
+        }
+        del case, outs  # free the arrays before the next configuration is drawn
+        rows.append(result)
+
+    print()
+    for t in threads_list:
+        ratios = [r["ratio"][t] for r in rows]
+        if not ratios:
+            continue
+        worst = min(rows, key=lambda r: r["ratio"][t])
+        losses = [r["id"] for r in rows if r["ratio"][t] < 1.0]
+        print(f"{t} thread(s): geo-mean ratio {statistics.geometric_mean(ratios):.2f}x, min {worst['ratio'][t]:.2f}x "
+              f"(config {worst['id']}), {len(losses)}/{len(rows)} lose (ratio < 1.0)"
+              + (f": {','.join(map(str, losses[:20]))}{',...' if len(losses) > 20 else ''}" if losses else ""))
+    base = threads_list[0]
+    for t in threads_list[1:]:
+        slower = [r["id"] for r in rows if r["gk"][t] > 1.05 * r["gk"][base]]
+        print(f"{t}t vs {base}t: {len(slower)}/{len(rows)} configurations have gk {t}-thread time > 1.05 x "
+              f"gk {base}-thread time" + (f": {','.join(map(str, slower[:20]))}{',...' if len(slower) > 20 else ''}"
+                                        if slower else ""))
+
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            head = ["id", "op", "dtype", "index_dtype", "data_shape", "indices_shape", "attribute", "slice_bytes",
+                    "negatives", "data_bytes", "total_bytes"]
+            for t in threads_list:
+                head += [f"ort_raw_ms_{t}t", f"ort_ms_{t}t", f"gk_ms_{t}t", f"ratio_{t}t"]
+            w.writerow(head)
+            for r in rows:
+                d = r["desc"]
+                row = [r["id"], d["op"], d["dtype"], d["index_dtype"], d["data_shape"], d["indices_shape"],
+                       d["attribute"], d["slice_bytes"], d["negatives"], d["data_bytes"], r["total_bytes"]]
+                for t in threads_list:
+                    row += [f"{r['ort_raw'][t]:.6f}", f"{r['ort'][t]:.6f}", f"{r['gk'][t]:.6f}", f"{r['ratio'][t]:.4f}"]
+                w.writerow(row)
+        print(f"wrote {args.csv}")
+
+
+if __name__ == "__main__":
+    main()

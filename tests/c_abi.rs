@@ -616,3 +616,86 @@ fn a_panic_inside_the_boundary_becomes_the_panic_status_with_a_message() {
     let (status, message, _) = gather_elements_with(|_, _, _, _, _, _| {});
     assert_eq!((status, message.as_str()), (GK_STATUS_OK, ""));
 }
+
+/// A GatherND shape query: status, message and the shape (when it fits 4 dimensions).
+fn nd_query(
+    data_shape: &'static [i64],
+    indices_shape: &'static [i64],
+    batch_dims: i64,
+    options: &gk_options,
+) -> (i32, String, Vec<i64>) {
+    let data = gk_tensor {
+        dtype: GK_DTYPE_FLOAT,
+        rank: data_shape.len(),
+        shape: data_shape.as_ptr(),
+        data: null(),
+    };
+    let indices = gk_tensor {
+        dtype: GK_DTYPE_INT64,
+        rank: indices_shape.len(),
+        shape: indices_shape.as_ptr(),
+        data: null(),
+    };
+    let mut shape = [0i64; 4];
+    let mut rank = 0usize;
+    // SAFETY: valid descriptors (no data needed by a query) and output slots.
+    let status = unsafe {
+        gk_gather_nd_output_shape(
+            &data,
+            &indices,
+            batch_dims,
+            options,
+            shape.as_mut_ptr(),
+            4,
+            &mut rank,
+        )
+    };
+    (status, last_error(), shape[..rank.min(4)].to_vec())
+}
+
+/// OpenVINO GatherND-5 folds the batch dimensions into one output dimension, written out as an
+/// int64: a product beyond INT64_MAX is OVERFLOW, even with no elements (a zero elsewhere). It
+/// was reported as OK with a negative dimension (-2^63 or -1).
+#[test]
+fn gathernd5_folded_batch_dimension_beyond_int64_max_is_overflow() {
+    let v5 = gk_options {
+        flavor: GK_FLAVOR_OPENVINO,
+        version: 5,
+        ..Default::default()
+    };
+    static D1: [i64; 4] = [1 << 31, 1 << 32, 0, 5];
+    static I1: [i64; 4] = [1 << 31, 1 << 32, 0, 1];
+    static D2: [i64; 4] = [1 << 32, 1 << 32, 0, 5];
+    static I2: [i64; 4] = [1 << 32, 1 << 32, 0, 1];
+    for (d, i) in [(&D1, &I1), (&D2, &I2)] {
+        let (status, message, shape) = nd_query(d, i, 2, &v5);
+        assert_eq!(status, GK_STATUS_OVERFLOW, "{message} {shape:?}");
+        assert!(message.contains("exceeds INT64_MAX"), "{message}");
+    }
+    // Just within: 2^31 * 2^31 = 2^62.
+    static D3: [i64; 4] = [1 << 31, 1 << 31, 0, 5];
+    static I3: [i64; 4] = [1 << 31, 1 << 31, 0, 1];
+    let (status, message, shape) = nd_query(&D3, &I3, 2, &v5);
+    assert_eq!(status, GK_STATUS_OK, "{message}");
+    assert_eq!(shape, vec![1 << 62, 0, 5]);
+}
+
+/// GatherND's output rank depends on indices.shape[-1], so its limit is checked right after the
+/// input shapes (the documented order): a bad tuple length is SHAPE_MISMATCH even when the output
+/// would also be too deep; alone, the output rank is INVALID_RANK.
+#[test]
+fn gathernd_output_rank_limit_follows_the_shape_checks() {
+    static ONES_64: [i64; 64] = [1; 64];
+    static INDICES_K0: [i64; 64] = {
+        let mut s = [1i64; 64];
+        s[63] = 0;
+        s
+    };
+    let onnx = gk_options::default();
+    // data rank 64, indices rank 64, tuples of 1: output rank 63 + 63 = 126.
+    let (status, message, _) = nd_query(&ONES_64, &ONES_64, 0, &onnx);
+    assert_eq!(status, GK_STATUS_INVALID_RANK, "{message}");
+    assert!(message.contains("output would have rank 126"), "{message}");
+    let (status, message, _) = nd_query(&ONES_64, &INDICES_K0, 0, &onnx);
+    assert_eq!(status, GK_STATUS_SHAPE_MISMATCH, "{message}");
+}

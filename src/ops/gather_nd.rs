@@ -250,13 +250,23 @@ fn output_shape(
     // limit just above keeps every push within MAX_RANK.
     let mut shape = Dims::new();
     if fold {
-        // Cannot overflow silently: a product beyond usize is caught as OVERFLOW by the size
-        // check, which sees the saturated value.
-        shape.push(
-            indices[..b]
-                .iter()
-                .fold(1usize, |a, &d| a.saturating_mul(d)),
-        );
+        // The folded dimension is written out as an int64 (shape queries), so it must fit one
+        // even when another dimension is 0 and the tensor has no elements at all.
+        let folded = indices[..b]
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .filter(|&p| p <= i64::MAX as usize)
+            .ok_or_else(|| {
+                Error::new(
+                    Status::Overflow,
+                    format!(
+                        "{}: the batch dimensions {} fold into one output dimension, their product, which exceeds INT64_MAX",
+                        version.name(),
+                        format_dims(&indices[..b])
+                    ),
+                )
+            })?;
+        shape.push(folded);
         indices[b..q - 1].iter().for_each(|&d| shape.push(d));
     } else {
         indices[..q - 1].iter().for_each(|&d| shape.push(d));

@@ -13,6 +13,7 @@ The shared library is found through the ``GATHERKIT_LIBRARY`` environment variab
 
 import ctypes
 import ctypes.util
+import operator
 import os
 import pathlib
 
@@ -161,19 +162,38 @@ def _check(status):
 
 
 class _Prepared:
-    """A numpy array as a C tensor descriptor; keeps what the descriptor points to alive."""
+    """A numpy array as a C tensor descriptor; keeps what the descriptor points to alive.
 
-    def __init__(self, array, what):
+    String tensors (object arrays of str or bytes) are passed as handles that are element numbers
+    (1-based) rather than addresses: the library copies handles and never reads them, so the
+    output's handles say which input object each output element is, and the output holds those
+    very objects (an address map would confuse objects that share a buffer, such as CPython's
+    cached one-byte bytes objects)."""
+
+    def __init__(self, value, what):
+        if value is None:
+            raise TypeError(f"{what} must be a numpy array or array-like, not None")
+        array = np.asarray(value)
+        if array.dtype.kind in "US":
+            raise TypeError(
+                f"{what}: numpy fixed-width string arrays (dtype {array.dtype}) are not supported; "
+                f"pass dtype=object with str or bytes elements")
         if array.dtype == np.dtype(object):
-            self.code = _DTYPE_STRING
             self.objects = array.reshape(-1)
-            encoded = [s.encode() if isinstance(s, str) else s for s in self.objects]
-            for s in encoded:
-                if not isinstance(s, bytes):
-                    raise TypeError(f"{what}: object arrays must hold str or bytes, not {type(s).__name__}")
-            self.keep = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
+            for k, s in enumerate(self.objects):
+                if not isinstance(s, (str, bytes)):
+                    if isinstance(s, int):
+                        raise TypeError(
+                            f"{what}[{k}] is the Python int {s}, which fits no numpy integer dtype "
+                            f"(for indices: int32 or int64); object arrays must hold str or bytes")
+                    raise TypeError(
+                        f"{what}[{k}] is a {type(s).__name__}; object arrays must hold str or bytes")
+            if what == "indices":
+                raise GatherkitError(2, "indices: str or bytes values; indices must be int32 or int64")
+            self.code = _DTYPE_STRING
+            self.keep = np.arange(1, len(self.objects) + 1, dtype=np.uintp)
             self.array = None
-            address = ctypes.cast(self.keep, ctypes.c_void_p).value
+            address = self.keep.ctypes.data
         else:
             code = _DTYPE_CODES.get(array.dtype)
             if code is None:
@@ -185,15 +205,37 @@ class _Prepared:
         self.tensor = _Tensor(self.code, array.ndim, self.shape, address)
 
 
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+_SIZE_T = (0, (1 << (8 * ctypes.sizeof(ctypes.c_size_t))) - 1)
+
+
+def _int_arg(name, value, bounds, c_type):
+    """`value` as an integer for a C argument of `c_type`: integers only (bool and floats are
+    refused, numpy integers accepted), within `bounds`, so nothing wraps silently."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, not bool")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__} ({value!r})") from None
+    low, high = bounds
+    if not low <= number <= high:
+        raise ValueError(f"{name} is {number}; it must be in [{low}, {high}] (a C {c_type})")
+    return number
+
+
 def _options(flavor, version, num_threads):
     if flavor not in _FLAVORS:
         raise ValueError(f"flavor must be one of {sorted(_FLAVORS)}, not {flavor!r}")
-    return _Options(ctypes.sizeof(_Options), _FLAVORS[flavor], int(version), int(num_threads), None, None, 0)
+    version = _int_arg("version", version, _INT32, "int32_t")
+    num_threads = _int_arg("num_threads", num_threads, _SIZE_T, "size_t")
+    return _Options(ctypes.sizeof(_Options), _FLAVORS[flavor], version, num_threads, None, None, 0)
 
 
 def _run(query, gather, data, indices, attribute, options, out=None):
-    d = _Prepared(np.asarray(data), "data")
-    i = _Prepared(np.asarray(indices), "indices")
+    d = _Prepared(data, "data")
+    i = _Prepared(indices, "indices")
     shape = (ctypes.c_int64 * _MAX_RANK)()
     rank = ctypes.c_size_t(0)
     _check(query(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(options), shape, _MAX_RANK,
@@ -207,12 +249,11 @@ def _run(query, gather, data, indices, attribute, options, out=None):
                              ctypes.cast(handles, ctypes.c_void_p).value)
         _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(out_tensor),
                       ctypes.byref(options)))
-        # Handles are copied, never made: map each back to the caller's own object.
-        by_address = {ctypes.cast(d.keep, ctypes.POINTER(ctypes.c_void_p))[k]: obj for k, obj in enumerate(d.objects)}
+        # Handles are copied, never made: each is an input element's number (1-based).
         out = np.empty(out_shape, dtype=object)
         flat = out.reshape(-1)
         for k in range(flat.size):
-            flat[k] = by_address[handles[k]]
+            flat[k] = d.objects[handles[k] - 1]
         return out
     if out is None:
         out = np.empty(out_shape, dtype=d.array.dtype)
@@ -230,13 +271,13 @@ def gather_elements(data, indices, axis=0, *, flavor="onnx", version=0, num_thre
     indices' shape. ``flavor`` is "onnx" or "openvino"; ``version`` the opset (0 = newest).
     ``out``, if given, is a preallocated C-contiguous array of the output's shape and dtype that is
     written and returned. Raises GatherkitError on bad input."""
-    return _run(_lib.gk_gather_elements_output_shape, _lib.gk_gather_elements, data, indices, int(axis),
-                _options(flavor, version, num_threads), out)
+    return _run(_lib.gk_gather_elements_output_shape, _lib.gk_gather_elements, data, indices,
+                _int_arg("axis", axis, _INT64, "int64_t"), _options(flavor, version, num_threads), out)
 
 
 def gather_nd(data, indices, batch_dims=0, *, flavor="onnx", version=0, num_threads=0, out=None):
     """GatherND: each index tuple (the last dimension of ``indices``) selects a slice of ``data``
     within its batch (the first ``batch_dims`` dimensions). ``out`` as for gather_elements.
     Raises GatherkitError on bad input."""
-    return _run(_lib.gk_gather_nd_output_shape, _lib.gk_gather_nd, data, indices, int(batch_dims),
-                _options(flavor, version, num_threads), out)
+    return _run(_lib.gk_gather_nd_output_shape, _lib.gk_gather_nd, data, indices,
+                _int_arg("batch_dims", batch_dims, _INT64, "int64_t"), _options(flavor, version, num_threads), out)

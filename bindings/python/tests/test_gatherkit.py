@@ -111,3 +111,54 @@ def test_out_is_written_in_place_and_checked():
         gatherkit.gather_elements(data, np.array([[2, 0], [1, 1]]), axis=1, out=np.empty((2, 3), np.int32))
     with pytest.raises(ValueError):
         gatherkit.gather_nd(data, np.array([[1]]), out=np.empty((1, 3), np.int64))
+
+
+@pytest.mark.parametrize("call,name,error", [
+    (lambda: gatherkit.gather_elements([1, 2], [0], axis=2**64), "axis", ValueError),
+    (lambda: gatherkit.gather_elements([1, 2], [0], axis=-2**63 - 1), "axis", ValueError),
+    (lambda: gatherkit.gather_nd([1, 2], [[0]], batch_dims=2**64), "batch_dims", ValueError),
+    (lambda: gatherkit.gather_elements([1, 2], [0], version=2**32 + 11), "version", ValueError),
+    (lambda: gatherkit.gather_elements([1, 2], [0], num_threads=-1), "num_threads", ValueError),
+    (lambda: gatherkit.gather_elements([1, 2], [0], num_threads=2**64), "num_threads", ValueError),
+    (lambda: gatherkit.gather_elements([1, 2], [0], axis=1.7), "axis", TypeError),
+    (lambda: gatherkit.gather_elements([1, 2], [0], axis="1"), "axis", TypeError),
+    (lambda: gatherkit.gather_elements([1, 2], [0], axis=True), "axis", TypeError),
+    (lambda: gatherkit.gather_nd([1, 2], [[0]], batch_dims=0.0), "batch_dims", TypeError),
+])
+def test_integer_arguments_never_wrap(call, name, error):
+    # ctypes would wrap these silently (axis=2**64 ran as axis 0, num_threads=-1 as SIZE_MAX).
+    with pytest.raises(error, match=name):
+        call()
+
+
+def test_integer_arguments_accept_numpy_integers():
+    out = gatherkit.gather_elements(np.array([5, 6]), np.array([1]), axis=np.int64(0), num_threads=np.uint8(1))
+    np.testing.assert_array_equal(out, [6])
+
+
+def test_empty_and_one_byte_strings_keep_their_objects():
+    # CPython caches b'' and one-byte bytes objects, so str and bytes elements could share a
+    # buffer: the output must still hold each input object, with its own type.
+    items = ["a", b"a", "", b"", "\ud800"]
+    data = np.empty(len(items), dtype=object)
+    data[:] = items
+    out = gatherkit.gather_elements(data, np.arange(len(items)), axis=0)
+    assert [type(v) for v in out] == [type(v) for v in items]
+    assert all(o is i for o, i in zip(out, data))
+    out = gatherkit.gather_elements(data, np.array([4, 3, 2, 1, 0]), axis=0)
+    assert all(o is i for o, i in zip(out, data[::-1]))
+
+
+@pytest.mark.parametrize("data,indices,error,fragment", [
+    (None, [0], TypeError, "data must be a numpy array or array-like, not None"),
+    ([1, 2], None, TypeError, "indices must be a numpy array or array-like, not None"),
+    ([2**70], [0], TypeError, "data[0] is the Python int"),
+    ([1, 2], [2**70], TypeError, "indices[0] is the Python int"),
+    (np.array(["a", "b"]), [0], TypeError, "dtype=object"),
+    ([1, 2], np.array(["0"]), TypeError, "dtype=object"),
+    (np.array([object()], dtype=object), [0], TypeError, "data[0] is a object"),
+])
+def test_bad_arguments_say_what_was_wrong_and_what_to_pass(data, indices, error, fragment):
+    with pytest.raises(error) as raised:
+        gatherkit.gather_elements(data, indices, axis=0)
+    assert fragment in str(raised.value)

@@ -148,12 +148,7 @@ def main():
     print(ortbench.run_header("gatherkit size ladder", args.seed), flush=True)
     print(f"repeat {args.repeat}, sizes {ortbench.fmt_bytes(sizes[0])}..{ortbench.fmt_bytes(sizes[-1])}, "
           f"threads {','.join(map(str, threads_list))}")
-    overhead = ortbench.Overhead(threads_list)
-    print(overhead.header())
-    if max(threads_list) > 1:
-        burnt = ortbench.idle_pool_cpu_ms(max(threads_list))
-        print(f"ORT idle pool CPU after a {max(threads_list)}-thread run: {burnt:.1f} ms per 100 ms"
-              + ("  WARNING: ORT pool threads spin; gatherkit timings are disturbed" if burnt > 5 else ""))
+    overhead = ortbench.measure_glue(threads_list)
     print("ORT ms adjusted for per-call overhead; speedup = ORT ms / gk ms (> 1: gatherkit faster)")
 
     cols = ["| size", "family", "shape"] + [f"ORT {t}t ms" for t in threads_list] + \

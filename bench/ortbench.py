@@ -332,3 +332,15 @@ def run_header(title, seed=None):
     if seed is not None:
         parts.append(f"seed {seed}")
     return ", ".join(parts)
+
+
+def measure_glue(threads_list):
+    """The per-call overheads (printed) and, with several threads, a check that ORT's idle pool
+    leaves the other cores alone. Returns the Overhead for adjusting ORT's times."""
+    overhead = Overhead(threads_list)
+    print(overhead.header())
+    if max(threads_list) > 1:
+        burnt = idle_pool_cpu_ms(max(threads_list))
+        print(f"ORT idle pool CPU after a {max(threads_list)}-thread run: {burnt:.1f} ms per 100 ms"
+              + ("  WARNING: ORT pool threads spin; gatherkit timings are disturbed" if burnt > 5 else ""))
+    return overhead

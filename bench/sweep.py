@@ -259,12 +259,7 @@ def main():
     print(ortbench.run_header("gatherkit sweep", args.seed), flush=True)
     print(f"count {len(ids)}, repeat {args.repeat}, max data {ortbench.fmt_bytes(args.max_bytes)}, ops {','.join(ops)}, "
           f"threads {','.join(map(str, threads_list))}")
-    overhead = ortbench.Overhead(threads_list)
-    print(overhead.header())
-    if max(threads_list) > 1:
-        burnt = ortbench.idle_pool_cpu_ms(max(threads_list))
-        print(f"ORT idle pool CPU after a {max(threads_list)}-thread run: {burnt:.1f} ms per 100 ms"
-              + ("  WARNING: ORT pool threads spin; gatherkit timings are disturbed" if burnt > 5 else ""))
+    overhead = ortbench.measure_glue(threads_list)
     print("ratio = adjusted ORT ms / gk ms (> 1: gatherkit faster); * = negative indices mixed in")
     print(header_line(threads_list), flush=True)
 

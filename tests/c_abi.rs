@@ -447,21 +447,8 @@ fn options_null_means_onnx_newest_and_versions_map_to_operators() {
     let mut shape = [0i64; 4];
     let mut rank = 0usize;
     let query = |options: *const gk_options, batch_dims| {
-        let mut shape = [0i64; 4];
-        let mut rank = 0usize;
-        // SAFETY: valid descriptors and output slots.
-        let status = unsafe {
-            gk_gather_nd_output_shape(
-                &data,
-                &indices,
-                batch_dims,
-                options,
-                shape.as_mut_ptr(),
-                4,
-                &mut rank,
-            )
-        };
-        (status, shape[..rank.min(4)].to_vec())
+        let (status, _, shape) = nd_query_of(GK_DTYPE_BFLOAT16, &D, &I, batch_dims, options);
+        (status, shape)
     };
     assert_eq!(query(null(), 1), (GK_STATUS_OK, vec![2, 2]));
     let o = |flavor, version| gk_options {
@@ -617,15 +604,32 @@ fn a_panic_inside_the_boundary_becomes_the_panic_status_with_a_message() {
     assert_eq!((status, message.as_str()), (GK_STATUS_OK, ""));
 }
 
-/// A GatherND shape query: status, message and the shape (when it fits 4 dimensions).
+/// A GatherND shape query on float data: status, message and the shape (up to 4 dimensions).
 fn nd_query(
     data_shape: &'static [i64],
     indices_shape: &'static [i64],
     batch_dims: i64,
     options: &gk_options,
 ) -> (i32, String, Vec<i64>) {
+    nd_query_of(
+        GK_DTYPE_FLOAT,
+        data_shape,
+        indices_shape,
+        batch_dims,
+        options,
+    )
+}
+
+/// A GatherND shape query (`options` may be NULL).
+fn nd_query_of(
+    dtype: i32,
+    data_shape: &'static [i64],
+    indices_shape: &'static [i64],
+    batch_dims: i64,
+    options: *const gk_options,
+) -> (i32, String, Vec<i64>) {
     let data = gk_tensor {
-        dtype: GK_DTYPE_FLOAT,
+        dtype,
         rank: data_shape.len(),
         shape: data_shape.as_ptr(),
         data: null(),

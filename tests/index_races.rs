@@ -12,55 +12,20 @@
 
 #![cfg(target_os = "linux")]
 
+#[path = "common/guarded.rs"]
+mod guarded;
+use guarded::{Guarded, Side};
+
 use gatherkit::ffi::*;
 use std::ffi::c_void;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
 
-const PAGE: usize = 4096;
-
-/// A readable and writable mapping of `len` bytes between two inaccessible pages, the bytes flush
-/// against the front guard or against the back one.
-struct Guarded {
-    base: *mut u8,
-    total: usize,
-    start: *mut u8,
-}
-
-impl Guarded {
-    fn new(len: usize, flush_back: bool) -> Guarded {
-        let body = len.div_ceil(PAGE).max(1) * PAGE;
-        let total = body + 2 * PAGE;
-        // SAFETY: anonymous private mapping; checked for failure below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                total,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(base, libc::MAP_FAILED, "mmap");
-        let base = base.cast::<u8>();
-        // SAFETY: both guard pages and `start` lie inside the mapping.
-        unsafe {
-            assert_eq!(libc::mprotect(base.cast(), PAGE, libc::PROT_NONE), 0);
-            assert_eq!(
-                libc::mprotect(base.add(PAGE + body).cast(), PAGE, libc::PROT_NONE),
-                0
-            );
-            let start = base.add(if flush_back { PAGE + body - len } else { PAGE });
-            Guarded { base, total, start }
-        }
-    }
-}
-
-impl Drop for Guarded {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the mapping made in `new`.
-        unsafe { libc::munmap(self.base.cast(), self.total) };
+fn side(flush_back: bool) -> Side {
+    if flush_back {
+        Side::Back
+    } else {
+        Side::Front
     }
 }
 
@@ -317,15 +282,15 @@ fn race_every_path() {
             (false, true, 2),
         ] {
             let (data_len, out_len) = (count(path.data), count(path.output));
-            let data = Guarded::new(data_len * 8, flush_back);
+            let data = Guarded::new(data_len * 8, side(flush_back));
             // SAFETY: `data_len` writable i64 slots at `start` (8-byte aligned: flush against a
             // page boundary with a length that is a multiple of 8).
             let data_values =
-                unsafe { std::slice::from_raw_parts_mut(data.start.cast::<i64>(), data_len) };
+                unsafe { std::slice::from_raw_parts_mut(data.start().cast::<i64>(), data_len) };
             for (i, v) in data_values.iter_mut().enumerate() {
                 *v = i as i64;
             }
-            let output = Guarded::new(out_len * 8, flush_back);
+            let output = Guarded::new(out_len * 8, side(flush_back));
             // Valid values, each briefly replaced by a hostile one and restored, so that most
             // calls get far (and a value checked in range may be out of range on a second read).
             let valid = |p: usize| hostile_value((p * 8) as u64, path.size);
@@ -350,11 +315,11 @@ fn race_every_path() {
                     let status = call(
                         path.nd,
                         GK_DTYPE_INT64,
-                        (path.data, data.start.cast()),
+                        (path.data, data.start().cast()),
                         indices.dtype(),
                         (path.indices, indices.ptr()),
                         path.attribute,
-                        (path.output, output.start.cast()),
+                        (path.output, output.start().cast()),
                         threads,
                     );
                     assert!(
@@ -366,7 +331,7 @@ fn race_every_path() {
                 stop.store(true, Ordering::Relaxed);
             });
             // SAFETY: `out_len` initialised i64 slots (written by the calls or zero-mapped).
-            let out = unsafe { std::slice::from_raw_parts(output.start.cast::<i64>(), out_len) };
+            let out = unsafe { std::slice::from_raw_parts(output.start().cast::<i64>(), out_len) };
             assert!(
                 out.iter().all(|&v| (0..data_len as i64).contains(&v)),
                 "{}: an output element holds a value that is not from data",

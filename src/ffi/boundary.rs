@@ -2,13 +2,49 @@
 
 use crate::error::{Error, Result, Status};
 use crate::threads::HostFault;
-use std::cell::RefCell;
-use std::ffi::{c_char, CString};
+use std::cell::UnsafeCell;
+use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// The longest message kept, in bytes without the NUL; a longer one is cut at a character
+/// boundary and ends in "...". (gatherkit's messages are far shorter except for shapes of
+/// dozens of dimensions.)
+const MESSAGE_CAPACITY: usize = 1023;
+
 thread_local! {
-    /// This thread's detail on its last failed call; `None` after a success.
-    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// This thread's detail on its last failed call, NUL-terminated; "" after a success.
+    ///
+    /// A fixed buffer rather than a heap string: a thread-local with nothing to drop registers
+    /// no destructor, so it stays usable while the thread exits (a call from a pthread key
+    /// destructor still gets its message) and there is no allocation for a thread's exit to
+    /// leak (a heap message set during thread teardown was never freed).
+    static LAST_ERROR: UnsafeCell<[u8; MESSAGE_CAPACITY + 1]> =
+        const { UnsafeCell::new([0; MESSAGE_CAPACITY + 1]) };
+}
+
+/// Stores `message` (cut to the capacity) as this thread's last error; `None` clears it.
+fn set_last_error(message: Option<&str>) {
+    let message = message.unwrap_or("");
+    // Up to the first NUL (gatherkit's messages have none), then cut to fit.
+    let message = message.split('\0').next().unwrap_or("");
+    let (text, ellipsis) = if message.len() <= MESSAGE_CAPACITY {
+        (message, "")
+    } else {
+        let mut end = MESSAGE_CAPACITY - 3;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        (&message[..end], "...")
+    };
+    LAST_ERROR.with(|cell| {
+        // SAFETY: only this thread reaches its buffer, and no reference into it is alive here
+        // (`last_error_message` hands out a raw pointer, valid until this thread's next call).
+        let buffer = unsafe { &mut *cell.get() };
+        let n = text.len();
+        buffer[..n].copy_from_slice(text.as_bytes());
+        buffer[n..n + ellipsis.len()].copy_from_slice(ellipsis.as_bytes());
+        buffer[n + ellipsis.len()] = 0;
+    });
 }
 
 /// Runs `body`, turns its result (or a panic) into a status code, and records the message.
@@ -27,22 +63,16 @@ pub(crate) fn boundary(body: impl FnOnce() -> Result<()>) -> i32 {
             format!("internal panic (a gatherkit bug, please report it): {what}"),
         ))
     });
-    let (code, message) = match result {
-        Ok(()) => (Status::Ok.code(), None),
+    match result {
+        Ok(()) => {
+            set_last_error(None);
+            Status::Ok.code()
+        }
         Err(e) => {
-            // Messages are built by gatherkit and never contain NUL; fall back to the status text.
-            let text =
-                CString::new(e.message()).unwrap_or_else(|_| e.status().c_description().to_owned());
-            (e.status().code(), Some(text))
+            set_last_error(Some(e.message()));
+            e.status().code()
         }
-    };
-    // A thread that is exiting has no slot left; the status code still reaches the caller.
-    let _ = LAST_ERROR.try_with(|slot| {
-        if let Ok(mut slot) = slot.try_borrow_mut() {
-            *slot = message;
-        }
-    });
-    code
+    }
 }
 
 /// Runs a body that reports no status (the text functions): a panic gives `fallback` and leaves
@@ -53,10 +83,5 @@ pub(crate) fn guard<T>(fallback: T, body: impl FnOnce() -> T) -> T {
 
 /// This thread's last error message, or `""`; valid until this thread's next gatherkit call.
 pub(crate) fn last_error_message() -> *const c_char {
-    LAST_ERROR
-        .try_with(|slot| match &*slot.borrow() {
-            Some(message) => message.as_ptr(),
-            None => c"".as_ptr(),
-        })
-        .unwrap_or(c"".as_ptr())
+    LAST_ERROR.with(|cell| cell.get().cast::<c_char>().cast_const())
 }

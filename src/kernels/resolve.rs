@@ -136,21 +136,20 @@ impl Components {
         (copy, !bad)
     }
 
-    /// The one read of `idx`: each value widened (sign-extended) into the buffer.
+    /// The one read of `idx`: each value widened (sign-extended) into the buffer. The store goes
+    /// through a mask the compiler cannot see through (all ones, from `black_box`), as in
+    /// `IndexCopy::copy_checked`: with 8-byte indices a plain copy loop becomes a `memcpy`,
+    /// after which the compiler may read the caller's memory again in place of the copy (the
+    /// double fetch the copy exists to prevent), and the `memcpy` was slower than the loop.
     #[inline(always)]
     fn copy<I: IndexElement>(&mut self, idx: &[I]) -> &mut [usize] {
+        let mask = std::hint::black_box(-1i64);
         let slots = &mut self.0[..idx.len()];
         for (slot, v) in slots.iter_mut().zip(idx) {
-            slot.write(v.to_i64() as usize);
+            slot.write((v.to_i64() & mask) as usize);
         }
         // SAFETY: every one of `slots` was written just above.
-        let copy = unsafe { &mut *(slots as *mut [MaybeUninit<usize>] as *mut [usize]) };
-        // What is checked and used from here on is the copy: the barrier keeps the compiler from
-        // replacing a read of the copy with a second read of `idx` (which it may assume is
-        // unchanged; with 8-byte indices the copy is a `memcpy`, whose source the compiler may
-        // read instead of its destination), the very double fetch the copy exists to prevent.
-        std::hint::black_box(&mut *copy);
-        copy
+        unsafe { &mut *(slots as *mut [MaybeUninit<usize>] as *mut [usize]) }
     }
 }
 

@@ -261,7 +261,8 @@ impl ElementsLayout {
                 let (c_start, c_end) = (split * per_split, ((split + 1) * per_split).min(columns));
                 for c0 in (c_start..c_end).step_by(block) {
                     let width = block.min(c_end - c0);
-                    let (tile, geometry): (&[L], Row) = if pack {
+                    // Each output row of the tile is a run of one row across the axis.
+                    let (tile, geometry): (&[L], StridedRows) = if pack {
                         packed.clear();
                         for a in 0..self.axis_size {
                             // Cannot panic: row `a` of the group's slab at columns [c0, c0 +
@@ -269,16 +270,22 @@ impl ElementsLayout {
                             let from = base + a * self.axis_stride + c0;
                             packed.extend_from_slice(&data[from..from + width]);
                         }
-                        let geometry = Row {
+                        let geometry = StridedRows {
                             base: 0,
+                            row_stride: 0,
+                            rows: 1,
+                            row_len: width,
                             inner_stride: 1,
                             axis_stride: width,
                             axis_size: self.axis_size,
                         };
                         (&packed, geometry)
                     } else {
-                        let geometry = Row {
+                        let geometry = StridedRows {
                             base: base + c0,
+                            row_stride: 0,
+                            rows: 1,
+                            row_len: width,
                             inner_stride: 1,
                             axis_stride: self.axis_stride,
                             axis_size: self.axis_size,
@@ -309,7 +316,7 @@ impl ElementsLayout {
                         // The rows of a tile are a row of indices apart, too far for the
                         // hardware prefetchers to follow: ask for a later row's indices.
                         prefetch_range(indices, at + TILE_PREFETCH_ROWS * columns, width);
-                        if gather_row_best::<L, I, true>(avx2, tile, geometry, idx_part, out_part)
+                        if gather_strided_rows_best(avx2, tile, geometry, idx_part, out_part)
                             .is_err()
                         {
                             failed.store(true, Ordering::Relaxed);
@@ -572,13 +579,10 @@ const PREFETCH_ROW_MIN_LINES: usize = 16;
 /// Elements gathered between two prefetches of the next row's lines.
 const PREFETCH_PIECE: usize = 32;
 
-/// `gather_strided_rows` compiled with AVX2.
-///
-/// # Safety
-/// The CPU supports AVX2 (`isa::avx2()`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn gather_strided_rows_avx2<L: Lane, I: IndexElement>(
+/// [`gather_strided_rows`] for rows along the axis (`inner_stride == 0`) or across it, chosen
+/// once per run so that the along-axis loops keep their compile-time shape.
+#[inline(always)]
+fn gather_strided_rows_either<L: Lane, I: IndexElement>(
     data: &[L],
     g: StridedRows,
     idx: &[I],
@@ -591,6 +595,23 @@ unsafe fn gather_strided_rows_avx2<L: Lane, I: IndexElement>(
     }
 }
 
+/// `gather_strided_rows_either` compiled with AVX2 (wider registers for the index checks and
+/// arithmetic; the compiler keeps the loads scalar, which on Zen 3 beat hardware gathers).
+///
+/// # Safety
+/// The CPU supports AVX2 (`isa::avx2()`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn gather_strided_rows_avx2<L: Lane, I: IndexElement>(
+    data: &[L],
+    g: StridedRows,
+    idx: &[I],
+    out: &mut [MaybeUninit<L>],
+) -> Result<(), usize> {
+    gather_strided_rows_either(data, g, idx, out)
+}
+
+/// The best available variant of `gather_strided_rows_either`.
 #[inline(always)]
 fn gather_strided_rows_best<L: Lane, I: IndexElement>(
     avx2: bool,
@@ -605,123 +626,7 @@ fn gather_strided_rows_best<L: Lane, I: IndexElement>(
         return unsafe { gather_strided_rows_avx2::<L, I>(data, g, idx, out) };
     }
     let _ = avx2;
-    if g.inner_stride == 0 {
-        gather_strided_rows::<L, I, false>(data, g, idx, out)
-    } else {
-        gather_strided_rows::<L, I, true>(data, g, idx, out)
-    }
-}
-
-/// The scalar geometry of one row.
-#[derive(Clone, Copy)]
-struct Row {
-    base: usize,
-    inner_stride: usize,
-    axis_stride: usize,
-    axis_size: usize,
-}
-
-/// One row: `out[j] = data[base + j * inner_stride + r(idx[j]) * axis_stride]`. A row that runs
-/// along the axis (`ACROSS == false`) has no `j` term; the flag keeps that a compile-time fact.
-///
-/// Index values are read once, a block at a time, into a copy (see `resolve`) and used from it.
-/// A block with negative or out-of-range values takes a resolving loop, where an out-of-range
-/// value reads element 0 of the row's slab instead and sets a flag; only then is the row scanned
-/// again for the first bad index, to report it.
-#[inline(always)]
-fn gather_row<L: Lane, I: IndexElement, const ACROSS: bool>(
-    data: &[L],
-    row: Row,
-    idx: &[I],
-    out: &mut [MaybeUninit<L>],
-) -> Result<(), (usize, i64)> {
-    let Some(&first) = idx.first() else {
-        return Ok(());
-    };
-    if row.axis_size == 0 {
-        return Err((0, first.to_i64()));
-    }
-    // Every element this row may read lies in `slab`; the one bounds check is here.
-    let along_span = if ACROSS {
-        (out.len() - 1) * row.inner_stride
-    } else {
-        0
-    };
-    let span = along_span + (row.axis_size - 1) * row.axis_stride + 1;
-    // Cannot panic for a validated plan: the slab's last element is the row's last element at
-    // axis position axis_size - 1, an element of data; this one check keeps the loop in bounds.
-    let slab = &data[row.base..row.base + span];
-    let mut copy = IndexCopy::new();
-    let mut bad = false;
-    let blocks = idx.chunks(INDEX_BLOCK).zip(out.chunks_mut(INDEX_BLOCK));
-    for (b, (idx_block, out_block)) in blocks.enumerate() {
-        let (values, fit) = copy.copy_checked(idx_block, row.axis_size);
-        // Cannot panic: the block's first column is below out.len().
-        let slab_block = &slab[if ACROSS {
-            b * INDEX_BLOCK * row.inner_stride
-        } else {
-            0
-        }..];
-        if fit {
-            for (j, (o, &v)) in out_block.iter_mut().zip(values).enumerate() {
-                let along = if ACROSS { j * row.inner_stride } else { 0 };
-                let at = along + v.to_i64() as usize * row.axis_stride;
-                debug_assert!(at < slab_block.len());
-                // SAFETY: 0 <= v < axis_size (`copy_checked` found so in this copy) and the
-                // column b * INDEX_BLOCK + j < out.len(), so at + b * INDEX_BLOCK * inner_stride
-                // <= along_span + (axis_size - 1) * axis_stride < span = slab.len().
-                o.write(unsafe { *slab_block.get_unchecked(at) });
-            }
-            continue;
-        }
-        for (j, (o, &v)) in out_block.iter_mut().zip(values).enumerate() {
-            let (p, ok) = resolve_or_zero(v.to_i64(), row.axis_size);
-            bad |= !ok;
-            let at = if ACROSS { j * row.inner_stride } else { 0 } + p * row.axis_stride;
-            debug_assert!(at < slab_block.len());
-            // SAFETY: p < axis_size, as above.
-            o.write(unsafe { *slab_block.get_unchecked(at) });
-        }
-    }
-    if bad {
-        let j = first_bad_index(idx, row.axis_size);
-        return Err((j, idx[j].to_i64()));
-    }
-    Ok(())
-}
-
-/// `gather_row` compiled with AVX2 (wider registers for the index arithmetic; the compiler
-/// keeps the loads scalar, which on Zen 3 beat hardware gathers).
-///
-/// # Safety
-/// The CPU supports AVX2 (`isa::avx2()`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn gather_row_avx2<L: Lane, I: IndexElement, const ACROSS: bool>(
-    data: &[L],
-    row: Row,
-    idx: &[I],
-    out: &mut [MaybeUninit<L>],
-) -> Result<(), (usize, i64)> {
-    gather_row::<L, I, ACROSS>(data, row, idx, out)
-}
-
-/// The best available variant of `gather_row`.
-#[inline(always)]
-fn gather_row_best<L: Lane, I: IndexElement, const ACROSS: bool>(
-    avx2: bool,
-    data: &[L],
-    row: Row,
-    idx: &[I],
-    out: &mut [MaybeUninit<L>],
-) -> Result<(), (usize, i64)> {
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: `avx2` comes from `isa::avx2()`, which checked the CPU.
-        return unsafe { gather_row_avx2::<L, I, ACROSS>(data, row, idx, out) };
-    }
-    let _ = avx2;
-    gather_row::<L, I, ACROSS>(data, row, idx, out)
+    gather_strided_rows_either(data, g, idx, out)
 }
 
 /// Walks row-major coordinates over `counts`, keeping `base = sum(coord[d] * strides[d])`.

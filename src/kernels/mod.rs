@@ -83,11 +83,10 @@ pub(crate) fn resolve_or_zero(v: i64, size: usize) -> (usize, bool) {
 }
 
 /// The position of the first value in `idx` outside `[-size, size - 1]` (0 if there is none):
-/// the rescan after a branch-free loop raised its flag.
+/// the rescan after a branch-free loop raised its flag. The one-dimension case of
+/// [`resolve::first_bad_component`].
 pub(crate) fn first_bad_index<I: IndexElement>(idx: &[I], size: usize) -> usize {
-    idx.iter()
-        .position(|v| resolve_index(v.to_i64(), size).is_none())
-        .unwrap_or(0)
+    resolve::first_bad_component(idx, std::slice::from_ref(&size)).0
 }
 
 #[cfg(test)]

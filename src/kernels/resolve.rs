@@ -3,15 +3,15 @@
 //! A caller may (by mistake or malice) change `indices` while a call runs: another of its threads
 //! writes them, or the output is a second mapping of the same pages. A kernel that range-checked a
 //! value and then read it again to form an address could then read outside `data`. So every
-//! kernel copies a block of index values once into a private buffer, makes each copied value a
-//! position in range there (negative values count from the end; an out-of-range value becomes 0
-//! and lowers a flag), and forms addresses only from that buffer. The caller's memory is read
+//! kernel copies a block of index values once into a private buffer, checks the copy, and forms
+//! addresses only from it (a block with negative or out-of-range values is resolved from the
+//! copy: negative values count from the end, an out-of-range value becomes 0 and lowers a
+//! flag). The caller's memory is read
 //! again only to *report* a bad index, never to address anything; a racing caller may then see an
 //! unspecified result or an unspecified error, never a read outside its buffers.
 //!
-//! The common block, every value already non-negative and in range, costs a widening copy and one
-//! vectorized compare per value; a block with negative values is resolved in place (also
-//! branch-free), after which the kernels run the same loop on it.
+//! The common block, every value already non-negative and in range, costs a copy and one
+//! vectorized compare per value.
 
 use crate::dtype::IndexElement;
 use std::mem::MaybeUninit;
@@ -171,8 +171,9 @@ fn all_below(copy: &[usize], size: usize) -> bool {
 }
 
 /// The first tuple component of `idx` outside `[-dims[j], dims[j] - 1]`, as (position, value):
-/// the report after [`Positions::resolve_tuples`] found one. A caller that changed its indices
-/// meanwhile may have none left; the first position is then reported.
+/// the report after a copied block was found to hold one. The caller's memory is read again here
+/// to report, never to address; a caller that changed its indices meanwhile may have none left,
+/// and the first position is then reported.
 pub(crate) fn first_bad_component<I: IndexElement>(idx: &[I], dims: &[usize]) -> (usize, i64) {
     let k = dims.len();
     idx.iter()

@@ -71,7 +71,7 @@ impl ParallelFor {
     /// The most tasks the host runs at once (at least 1).
     pub fn concurrency(&self) -> usize {
         match self.concurrency {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => super::machine_parallelism(),
             n => n,
         }
     }

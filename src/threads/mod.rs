@@ -16,6 +16,14 @@ use std::sync::OnceLock;
 /// saves (a pool wake-up and the chunk's cache warm-up against ~100 µs of copying).
 const MIN_BYTES_PER_TASK: usize = 1 << 20;
 
+/// The machine's available parallelism, asked once per process: the question reads the
+/// scheduler affinity and cgroup limits, too slow for every call (and the answer is what the pool
+/// was sized by).
+pub(crate) fn machine_parallelism() -> usize {
+    static PARALLELISM: OnceLock<usize> = OnceLock::new();
+    *PARALLELISM.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// How a call runs its work: `num_threads` from the options, resolved, and where tasks run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ThreadBudget {
@@ -27,12 +35,9 @@ impl ThreadBudget {
     /// `requested` as in `Options::num_threads` (0 is the machine's available parallelism, or
     /// the host's concurrency when it hands over a parallel-for).
     pub(crate) fn new(requested: usize, host: Option<ParallelFor>) -> ThreadBudget {
-        static DEFAULT: OnceLock<usize> = OnceLock::new();
         let offered = match host {
             Some(host) => host.concurrency(),
-            None => {
-                *DEFAULT.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            }
+            None => machine_parallelism(),
         };
         let max = match requested {
             0 => offered,

@@ -116,7 +116,7 @@ impl Pool {
         // and its lock may be held forever): start afresh. The old one is left as it is.
         let fresh = Box::into_raw(Box::new(Pool {
             pid,
-            capacity: std::thread::available_parallelism().map_or(1, |n| n.get()) - 1,
+            capacity: super::machine_parallelism() - 1,
             started: AtomicUsize::new(0),
             queue: Mutex::new(Queue {
                 jobs: Vec::new(),

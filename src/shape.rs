@@ -9,22 +9,34 @@ use std::fmt::Write;
 
 /// The largest tensor rank gatherkit accepts (the C ABI's `GK_MAX_RANK`).
 ///
-/// A bound keeps every shape in fixed inline storage, so a call never allocates for shapes and a
-/// garbage `rank` from C can never make gatherkit read or reserve unbounded memory.
+/// A bound keeps a garbage `rank` from C from making gatherkit read or reserve unbounded memory.
 pub const MAX_RANK: usize = 64;
 
-/// A list of at most [`MAX_RANK`] dimensions, stored inline.
-#[derive(Clone, Copy)]
+/// Dimensions a [`Dims`] holds without allocating: every tensor rank models use in practice.
+const INLINE_DIMS: usize = 8;
+
+/// A list of at most [`MAX_RANK`] dimensions: up to [`INLINE_DIMS`] inline, more in one heap block.
+///
+/// Not inline up to `MAX_RANK`: descriptors, plans and layouts each hold a few of these, and
+/// 64 inline dimensions made every call need about 15 KiB of stack (the README promises at most
+/// 4 KiB, for hosts that run calls on small stacks). A rank above 8 costs one allocation.
+#[derive(Clone)]
 pub(crate) struct Dims {
     len: usize,
-    dims: [usize; MAX_RANK],
+    storage: Storage,
+}
+
+#[derive(Clone)]
+enum Storage {
+    Inline([usize; INLINE_DIMS]),
+    Heap(Box<[usize; MAX_RANK]>),
 }
 
 impl Dims {
     pub(crate) const fn new() -> Dims {
         Dims {
             len: 0,
-            dims: [0; MAX_RANK],
+            storage: Storage::Inline([0; INLINE_DIMS]),
         }
     }
 
@@ -33,27 +45,60 @@ impl Dims {
     /// the panic boundary, not corrupt memory).
     pub(crate) fn from_slice(dims: &[usize]) -> Dims {
         let mut d = Dims::new();
-        d.dims[..dims.len()].copy_from_slice(dims);
+        d.reserve(dims.len());
         d.len = dims.len();
+        d.as_mut_slice().copy_from_slice(dims);
         d
+    }
+
+    /// Moves to the heap when `len` dimensions do not fit inline.
+    fn reserve(&mut self, len: usize) {
+        if let Storage::Inline(inline) = &self.storage {
+            if len > INLINE_DIMS {
+                let mut heap = Box::new([0; MAX_RANK]);
+                heap[..INLINE_DIMS].copy_from_slice(inline);
+                self.storage = Storage::Heap(heap);
+            }
+        }
+    }
+
+    fn storage(&self) -> &[usize] {
+        match &self.storage {
+            Storage::Inline(dims) => dims,
+            Storage::Heap(dims) => &dims[..],
+        }
     }
 
     /// Appends one dimension; the caller keeps the length within `MAX_RANK`.
     pub(crate) fn push(&mut self, dim: usize) {
-        self.dims[self.len] = dim;
+        self.reserve(self.len + 1);
         self.len += 1;
+        let last = self.len - 1;
+        self.as_mut_slice()[last] = dim;
     }
 
     pub(crate) fn as_slice(&self) -> &[usize] {
-        &self.dims[..self.len]
+        &self.storage()[..self.len]
     }
 
     pub(crate) fn as_mut_slice(&mut self) -> &mut [usize] {
-        &mut self.dims[..self.len]
+        let len = self.len;
+        match &mut self.storage {
+            Storage::Inline(dims) => &mut dims[..len],
+            Storage::Heap(dims) => &mut dims[..len],
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+}
+
+impl std::ops::Deref for Dims {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        self.as_slice()
     }
 }
 
@@ -130,7 +175,7 @@ pub(crate) fn format_dims(dims: &[usize]) -> String {
 /// Cannot divide by zero: it is only asked for an element that exists, so no dimension is 0.
 pub(crate) fn coordinates(mut flat: usize, shape: &[usize]) -> Dims {
     let mut coords = Dims::from_slice(shape);
-    for (c, &d) in coords.dims[..shape.len()].iter_mut().zip(shape).rev() {
+    for (c, &d) in coords.as_mut_slice().iter_mut().zip(shape).rev() {
         *c = flat % d;
         flat /= d;
     }
@@ -156,6 +201,22 @@ mod tests {
         let e = checked_element_count("data", &[half + 1], 8).unwrap_err();
         assert_eq!(e.status(), Status::Overflow);
         assert!(e.message().starts_with("data shape ["), "{}", e.message());
+    }
+
+    #[test]
+    fn dims_spill_to_the_heap_beyond_the_inline_capacity_and_keep_every_value() {
+        let mut grown = Dims::new();
+        for d in 0..MAX_RANK {
+            grown.push(d * 3);
+            assert_eq!(grown.len(), d + 1);
+            assert!(grown.iter().enumerate().all(|(i, &v)| v == i * 3));
+        }
+        let all: Vec<usize> = (0..MAX_RANK).map(|d| d * 3).collect();
+        for len in [0, 1, INLINE_DIMS, INLINE_DIMS + 1, MAX_RANK] {
+            let copied = Dims::from_slice(&all[..len]);
+            assert_eq!(copied.as_slice(), &all[..len]);
+            assert_eq!(copied.clone().as_slice(), &all[..len]);
+        }
     }
 
     #[test]

@@ -153,8 +153,11 @@ pub(crate) fn check_options_size(size: usize) -> Result<()> {
 /// has (the rest take their defaults); an unknown flavor is `InvalidArgument`, and so is a host
 /// context or concurrency without a host parallel-for.
 ///
+/// Not inlined, as [`read_shapes`].
+///
 /// # Safety
 /// `ptr` is NULL or points to `struct_size` readable bytes of a `gk_options`.
+#[inline(never)]
 pub(crate) unsafe fn read_options(ptr: *const gk_options) -> Result<Options> {
     if ptr.is_null() {
         return Ok(Options::default());
@@ -196,9 +199,13 @@ pub(crate) unsafe fn read_options(ptr: *const gk_options) -> Result<Options> {
 /// Step 2, shape half: rank within `GK_MAX_RANK` (else `InvalidRank`, before the shape is read)
 /// and no negative dimension (`InvalidArgument`). Returns the validated descriptors.
 ///
+/// Not inlined: its frame and [`read_call`](super)'s would otherwise add up under every error
+/// message of step 1–2 (calls have at most 4 KiB of stack).
+///
 /// # Safety
 /// Each descriptor's `shape` points to `rank` readable `int64_t` (it is non-NULL when rank > 0,
 /// which step 1 checked).
+#[inline(never)]
 pub(crate) unsafe fn read_shapes<const N: usize>(
     raws: [RawDescriptor; N],
 ) -> Result<[Descriptor; N]> {

@@ -164,10 +164,12 @@ pub struct gk_options {
     pub parallel_for_concurrency: usize,
 }
 
-/// Steps 1–2 for an operation with an output descriptor.
+/// Steps 1–2 for an operation with an output descriptor. Not inlined: its frame (raw and
+/// validated descriptors, options, error messages) is needed only while it runs.
 ///
 /// # Safety
 /// As for `gk_gather_elements`.
+#[inline(never)]
 unsafe fn read_call(
     data: *const gk_tensor,
     indices: *const gk_tensor,
@@ -191,10 +193,11 @@ unsafe fn read_call(
     Ok((descriptors, options))
 }
 
-/// Steps 1–2 for a shape query.
+/// Steps 1–2 for a shape query; not inlined, as [`read_call`].
 ///
 /// # Safety
 /// As for `gk_gather_elements_output_shape`.
+#[inline(never)]
 unsafe fn read_query(
     data: *const gk_tensor,
     indices: *const gk_tensor,
@@ -266,11 +269,25 @@ unsafe fn gather_call<P: Plan>(
 ) -> Result<()> {
     // SAFETY: forwarded contract.
     let ([d, i, o], options) = unsafe { read_call(data, indices, output, options) }?;
-    let plan = make(d.desc(), i.desc(), &options)?;
+    let plan = boxed_plan(&d, &i, &options, make)?;
     plan.common().check_output(&o.desc())?;
     // SAFETY: forwarded contract; the plan validated the descriptors.
     let b = unsafe { buffers(&d, &i, &o) }?;
-    run_bytes(&plan, b.data, b.indices, b.output)
+    run_bytes(&*plan, b.data, b.indices, b.output)
+}
+
+/// Steps 3–7: the plan, on the heap. A plan holds several shapes; in the entry point's frame it
+/// would sit under every frame of the kernels and the error path, and the README promises calls
+/// at most 4 KiB of stack. Not inlined, so that building it (and its error messages) takes stack
+/// only while it runs.
+#[inline(never)]
+fn boxed_plan<P: Plan>(
+    data: &Descriptor,
+    indices: &Descriptor,
+    options: &Options,
+    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<P>,
+) -> Result<Box<P>> {
+    make(data.desc(), indices.desc(), options).map(Box::new)
 }
 
 /// One shape query through the C ABI: steps 1–7, then the shape written out.
@@ -289,7 +306,7 @@ unsafe fn shape_query<P: Plan>(
     // SAFETY: forwarded contract.
     let ([d, i], options) =
         unsafe { read_query(data, indices, options, shape_out, shape_capacity, rank_out) }?;
-    let plan = make(d.desc(), i.desc(), &options)?;
+    let plan = boxed_plan(&d, &i, &options, make)?;
     // SAFETY: forwarded contract.
     unsafe {
         write_shape(

@@ -17,7 +17,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The reduced traversal of one GatherElements call.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ElementsLayout {
     /// Sizes of the dimensions that enumerate rows, outermost first.
     row_counts: Dims,
@@ -75,7 +75,7 @@ impl ElementsLayout {
                 continue;
             }
             let last = counts.len().wrapping_sub(1);
-            let mergeable = counts.len() > 0
+            let mergeable = !counts.is_empty()
                 && last != axis_at
                 && strides.as_slice()[last] == n.saturating_mul(data_strides[d]);
             if mergeable {
@@ -180,6 +180,7 @@ impl ElementsLayout {
             _ => (1, 0),
         };
         split_units(out, self.rows, self.row_len, par, |rows, chunk| {
+            let mut copy = IndexCopy::new();
             let mut cursor = RowCursor::at(counts, strides, rows.start);
             let mut row = rows.start;
             let mut rest = chunk;
@@ -200,12 +201,11 @@ impl ElementsLayout {
                 rest = tail;
                 let first = row * self.row_len;
                 let idx = &indices[first..first + run * self.row_len];
-                gather_strided_rows_best::<L, I>(avx2, data, geometry, idx, part).map_err(|j| {
-                    BadIndex {
+                gather_strided_rows_best::<L, I>(avx2, data, geometry, idx, part, &mut copy)
+                    .map_err(|j| BadIndex {
                         position: first + j,
                         value: idx[j].to_i64(),
-                    }
-                })?;
+                    })?;
                 cursor.advance_by(run);
                 row += run;
             }
@@ -255,6 +255,7 @@ impl ElementsLayout {
         let pack = self.axis_size * block * lane <= PACK_MAX_BYTES;
         for_each_range(groups * column_splits, par, |tasks| {
             let mut packed: Vec<L> = Vec::new();
+            let mut copy = IndexCopy::new();
             for task in tasks {
                 let (group, split) = (task / column_splits, task % column_splits);
                 let base = RowCursor::at(group_counts, group_strides, group).base;
@@ -316,8 +317,10 @@ impl ElementsLayout {
                         // The rows of a tile are a row of indices apart, too far for the
                         // hardware prefetchers to follow: ask for a later row's indices.
                         prefetch_range(indices, at + TILE_PREFETCH_ROWS * columns, width);
-                        if gather_strided_rows_best(avx2, tile, geometry, idx_part, out_part)
-                            .is_err()
+                        if gather_strided_rows_best(
+                            avx2, tile, geometry, idx_part, out_part, &mut copy,
+                        )
+                        .is_err()
                         {
                             failed.store(true, Ordering::Relaxed);
                             return;
@@ -384,6 +387,7 @@ fn gather_strided_rows<L: Lane, I: IndexElement, const ACROSS: bool>(
     g: StridedRows,
     idx: &[I],
     out: &mut [MaybeUninit<L>],
+    copy: &mut IndexCopy<I>,
 ) -> Result<(), usize> {
     if g.rows == 0 || g.row_len == 0 {
         return Ok(());
@@ -424,7 +428,6 @@ fn gather_strided_rows<L: Lane, I: IndexElement, const ACROSS: bool>(
     } else {
         (1, INDEX_BLOCK)
     };
-    let mut copy = IndexCopy::new();
     let mut bad = false;
     let mut row = 0;
     while row < g.rows {
@@ -587,11 +590,12 @@ fn gather_strided_rows_either<L: Lane, I: IndexElement>(
     g: StridedRows,
     idx: &[I],
     out: &mut [MaybeUninit<L>],
+    copy: &mut IndexCopy<I>,
 ) -> Result<(), usize> {
     if g.inner_stride == 0 {
-        gather_strided_rows::<L, I, false>(data, g, idx, out)
+        gather_strided_rows::<L, I, false>(data, g, idx, out, copy)
     } else {
-        gather_strided_rows::<L, I, true>(data, g, idx, out)
+        gather_strided_rows::<L, I, true>(data, g, idx, out, copy)
     }
 }
 
@@ -607,8 +611,9 @@ unsafe fn gather_strided_rows_avx2<L: Lane, I: IndexElement>(
     g: StridedRows,
     idx: &[I],
     out: &mut [MaybeUninit<L>],
+    copy: &mut IndexCopy<I>,
 ) -> Result<(), usize> {
-    gather_strided_rows_either(data, g, idx, out)
+    gather_strided_rows_either(data, g, idx, out, copy)
 }
 
 /// The best available variant of `gather_strided_rows_either`.
@@ -619,14 +624,15 @@ fn gather_strided_rows_best<L: Lane, I: IndexElement>(
     g: StridedRows,
     idx: &[I],
     out: &mut [MaybeUninit<L>],
+    copy: &mut IndexCopy<I>,
 ) -> Result<(), usize> {
     #[cfg(target_arch = "x86_64")]
     if avx2 {
         // SAFETY: `avx2` comes from `isa::avx2()`, which checked the CPU.
-        return unsafe { gather_strided_rows_avx2::<L, I>(data, g, idx, out) };
+        return unsafe { gather_strided_rows_avx2::<L, I>(data, g, idx, out, copy) };
     }
     let _ = avx2;
-    gather_strided_rows_either(data, g, idx, out)
+    gather_strided_rows_either(data, g, idx, out, copy)
 }
 
 /// Walks row-major coordinates over `counts`, keeping `base = sum(coord[d] * strides[d])`.

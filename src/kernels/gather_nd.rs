@@ -17,7 +17,7 @@ use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 
 /// The flattened traversal of one GatherND call.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct NdLayout {
     /// Product of the `b` batch dimensions.
     batches: usize,
@@ -141,6 +141,10 @@ impl NdLayout {
         let dims = &self.tuple_dims.as_slice()[..k];
         let strides = &self.tuple_strides.as_slice()[..k];
         split_units(out, tuples, len, par, |range, chunk| {
+            let mut scratch = Scratch {
+                components: Components::new(),
+                staging: (stream && N != 0).then(Staging::new),
+            };
             // Tuples run a batch at a time (one division per batch, not per tuple). Cannot panic
             // or divide by zero: tuples > 0 implies tuples_per_batch > 0; the batch runs
             // partition `range`, whose indices and output lengths `split_units` and the plan
@@ -161,11 +165,17 @@ impl NdLayout {
                     ahead_tuples,
                     stream,
                 };
-                run.gather::<L, I, N, K>(data, &indices[t * k..run_end * k], part, len)
-                    .map_err(|(p, value)| BadIndex {
-                        position: t * k + p,
-                        value,
-                    })?;
+                run.gather::<L, I, N, K>(
+                    data,
+                    &indices[t * k..run_end * k],
+                    part,
+                    len,
+                    &mut scratch,
+                )
+                .map_err(|(p, value)| BadIndex {
+                    position: t * k + p,
+                    value,
+                })?;
                 t = run_end;
             }
             if stream {
@@ -174,6 +184,14 @@ impl NdLayout {
             Ok(())
         })
     }
+}
+
+/// A task's buffers, on the heap (the README promises calls at most 4 KiB of stack) and reused
+/// for every batch run and block of the task.
+struct Scratch {
+    components: Components,
+    /// Only when small slices are streamed.
+    staging: Option<Staging>,
 }
 
 /// The tuples of one batch (or the part of it a thread has).
@@ -202,12 +220,16 @@ impl BatchRun<'_> {
         idx: &[I],
         out: &mut [MaybeUninit<L>],
         len: usize,
+        scratch: &mut Scratch,
     ) -> Result<(), (usize, i64)> {
         // Compile-time lengths when known; `run` picked N and K to match the layout.
         let k = if K == 0 { self.dims.len() } else { K };
         let len = if N == 0 { len } else { N };
         let dims = &self.dims[..k];
-        let mut components = Components::new();
+        let Scratch {
+            components,
+            staging,
+        } = scratch;
         // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
         let block_tuples = INDEX_BLOCK / k;
         let bad_in = |block: usize, idx_block: &[I]| {
@@ -236,9 +258,13 @@ impl BatchRun<'_> {
             }
             let first = b * block_tuples;
             if self.stream {
-                self.gather_in_range::<L, I, N, K, true>(batch, idx, first, tuples, out_block);
+                self.gather_in_range::<L, I, N, K, true>(
+                    batch, idx, first, tuples, out_block, staging,
+                );
             } else {
-                self.gather_in_range::<L, I, N, K, false>(batch, idx, first, tuples, out_block);
+                self.gather_in_range::<L, I, N, K, false>(
+                    batch, idx, first, tuples, out_block, staging,
+                );
             }
         }
         Ok(())
@@ -246,7 +272,8 @@ impl BatchRun<'_> {
 
     /// Copies the slices of tuples `first..` of the run, whose components are the positions
     /// `tuples` (each in range), from `batch` into `out_block`; with `STREAM`, the output is
-    /// written with non-temporal stores. `idx` (the caller's) only guides prefetches.
+    /// written with non-temporal stores, small slices through `staging` (present whenever
+    /// `STREAM` and `N != 0`). `idx` (the caller's) only guides prefetches.
     #[inline(always)]
     fn gather_in_range<
         L: Lane,
@@ -261,13 +288,13 @@ impl BatchRun<'_> {
         first: usize,
         tuples: &[usize],
         out_block: &mut [MaybeUninit<L>],
+        staging: &mut Option<Staging>,
     ) {
-        if !(STREAM && N != 0) {
+        let Some(staging) = staging.as_mut().filter(|_| STREAM && N != 0) else {
             return self.copy_tuples::<L, I, N, K, STREAM>(batch, idx, first, tuples, out_block);
-        }
+        };
         let k = if K == 0 { self.dims.len() } else { K };
         // Small slices are gathered into an L1 buffer, which then goes out in whole lines.
-        let mut staging = Staging::new();
         let buffer = staging.lanes::<L>();
         // Not zero: N <= 16 lanes of at most 16 bytes is far less than the buffer.
         let per_piece = buffer.len() / N;

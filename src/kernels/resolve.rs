@@ -23,13 +23,14 @@ use std::mem::MaybeUninit;
 pub(crate) const INDEX_BLOCK: usize = 256;
 
 /// A private copy of a block of index values, in their own type (GatherElements: one value per
-/// element), left uninitialised until written: kernels make one per row.
-pub(crate) struct IndexCopy<I>([MaybeUninit<I>; INDEX_BLOCK]);
+/// element), left uninitialised until written. On the heap, one per task and reused for all of
+/// its blocks: the README promises calls at most 4 KiB of stack, and a block of 8-byte values
+/// alone is 2 KiB.
+pub(crate) struct IndexCopy<I>(Vec<I>);
 
 impl<I: IndexElement> IndexCopy<I> {
     pub(crate) fn new() -> IndexCopy<I> {
-        // SAFETY: an array of `MaybeUninit` needs no initialisation.
-        IndexCopy(unsafe { MaybeUninit::uninit().assume_init() })
+        IndexCopy(Vec::with_capacity(INDEX_BLOCK))
     }
 
     /// Reads `idx` (at most `INDEX_BLOCK` values) once into the copy. Returns the copy and
@@ -43,7 +44,8 @@ impl<I: IndexElement> IndexCopy<I> {
     /// takes the cache misses without the prefetching a plain loop gets).
     #[inline(always)]
     pub(crate) fn copy_checked(&mut self, idx: &[I], size: usize) -> (&[I], bool) {
-        let slots = &mut self.0[..idx.len()];
+        // Cannot panic: blocks hold at most INDEX_BLOCK values, the capacity `new` reserved.
+        let slots = &mut self.0.spare_capacity_mut()[..idx.len()];
         let mask = std::hint::black_box(-1i64);
         let Some(last) = size.checked_sub(1) else {
             // No position exists: only a copy of zeros, and a bad block unless it is empty.
@@ -86,13 +88,12 @@ unsafe fn assume_init<T>(slots: &[MaybeUninit<T>]) -> &[T] {
 }
 
 /// A block of tuple components copied once and made positions (GatherND), left uninitialised
-/// until written.
-pub(crate) struct Components([MaybeUninit<usize>; INDEX_BLOCK]);
+/// until written; on the heap, one per task, as [`IndexCopy`].
+pub(crate) struct Components(Vec<usize>);
 
 impl Components {
     pub(crate) fn new() -> Components {
-        // SAFETY: an array of `MaybeUninit` needs no initialisation.
-        Components(unsafe { MaybeUninit::uninit().assume_init() })
+        Components(Vec::with_capacity(INDEX_BLOCK))
     }
 
     /// Reads each component of the tuples in `idx` (`dims.len()` components each, `K` when not
@@ -144,7 +145,8 @@ impl Components {
     #[inline(always)]
     fn copy<I: IndexElement>(&mut self, idx: &[I]) -> &mut [usize] {
         let mask = std::hint::black_box(-1i64);
-        let slots = &mut self.0[..idx.len()];
+        // Cannot panic: blocks hold at most INDEX_BLOCK components, the capacity `new` reserved.
+        let slots = &mut self.0.spare_capacity_mut()[..idx.len()];
         for (slot, v) in slots.iter_mut().zip(idx) {
             slot.write((v.to_i64() & mask) as usize);
         }

@@ -18,22 +18,31 @@ pub(crate) const STREAM_MIN_SLICE_BYTES: usize = 256;
 pub(crate) const STAGING_BYTES: usize = 4 << 10;
 
 /// An L1-resident buffer that small slices are gathered into before they are streamed out as
-/// whole lines (streaming each slice of a few bytes on its own would leave partial lines).
-#[repr(C, align(64))]
-pub(crate) struct Staging([MaybeUninit<u8>; STAGING_BYTES]);
+/// whole lines (streaming each slice of a few bytes on its own would leave partial lines). On the
+/// heap, one per task: the README promises calls at most 4 KiB of stack.
+pub(crate) struct Staging(Vec<u8>);
+
+/// The alignment of a staging buffer's start: a cache line, so that its lines map one to one
+/// onto the output's when both start on a line.
+const STAGING_ALIGN: usize = 64;
 
 impl Staging {
     pub(crate) fn new() -> Staging {
-        Staging([MaybeUninit::uninit(); STAGING_BYTES])
+        Staging(Vec::with_capacity(STAGING_BYTES + STAGING_ALIGN - 1))
     }
 
     /// The buffer as `STAGING_BYTES / size_of::<L>()` lanes.
     pub(crate) fn lanes<L: Lane>(&mut self) -> &mut [MaybeUninit<L>] {
+        let bytes = self.0.spare_capacity_mut();
+        // Cannot panic: the capacity leaves room for any offset below the alignment (and
+        // `align_offset` of a byte pointer to a power of two is below it).
+        let start = bytes.as_ptr().align_offset(STAGING_ALIGN);
+        let bytes = &mut bytes[start..start + STAGING_BYTES];
         let len = STAGING_BYTES / std::mem::size_of::<L>();
-        // SAFETY: the buffer is 64-byte aligned, more than any lane type needs (16 at most), and
+        // SAFETY: `bytes` starts 64-byte aligned, more than any lane type needs (16 at most), and
         // `len` lanes fit in its bytes; `MaybeUninit` makes no claim about the contents, and the
         // borrow of `self` keeps the view exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast::<MaybeUninit<L>>(), len) }
+        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<MaybeUninit<L>>(), len) }
     }
 }
 

@@ -18,7 +18,7 @@ use crate::threads::{Parallel, ThreadBudget};
 use std::mem::{size_of, MaybeUninit};
 
 /// What every validated plan knows, whichever the operator.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Common {
     /// e.g. `"GatherND-8"`, for messages.
     pub(crate) operator: &'static str,

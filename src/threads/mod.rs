@@ -24,10 +24,11 @@ pub(crate) fn machine_parallelism() -> usize {
     *PARALLELISM.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// How a call runs its work: `num_threads` from the options, resolved, and where tasks run.
+/// How a call runs its work: `num_threads` from the options and where tasks run. The number of
+/// tasks offered is resolved only for work large enough to split (see [`ThreadBudget::parallel`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ThreadBudget {
-    max: usize,
+    requested: usize,
     host: Option<ParallelFor>,
 }
 
@@ -35,26 +36,36 @@ impl ThreadBudget {
     /// `requested` as in `Options::num_threads` (0 is the machine's available parallelism, or
     /// the host's concurrency when it hands over a parallel-for).
     pub(crate) fn new(requested: usize, host: Option<ParallelFor>) -> ThreadBudget {
-        let offered = match host {
-            Some(host) => host.concurrency(),
-            None => machine_parallelism(),
-        };
-        let max = match requested {
-            0 => offered,
-            n => n.min(offered),
-        };
-        ThreadBudget { max, host }
+        ThreadBudget { requested, host }
     }
 
     /// How to split `units` units of work moving `bytes_per_unit` bytes each.
+    ///
+    /// Work that fits one task, or a budget of one thread, never asks how many cores the machine
+    /// has: the first such question in a process reads the affinity mask and cgroup files, on
+    /// about 10 KiB of stack, and the README promises calls that start no thread at most 4 KiB.
     pub(crate) fn parallel(&self, units: usize, bytes_per_unit: usize) -> Parallel {
         let bytes = units.saturating_mul(bytes_per_unit.max(1));
-        let tasks = (bytes / MIN_BYTES_PER_TASK)
-            .clamp(1, self.max)
-            .min(units.max(1));
+        let wanted = (bytes / MIN_BYTES_PER_TASK).clamp(1, units.max(1));
+        if wanted == 1 || self.requested == 1 {
+            return Parallel {
+                tasks: 1,
+                max: 1,
+                host: self.host,
+            };
+        }
+        let offered = match self.host {
+            Some(host) => host.concurrency(),
+            None => machine_parallelism(),
+        };
+        let max = match self.requested {
+            0 => offered,
+            n => n.min(offered),
+        };
         Parallel {
-            tasks,
-            budget: *self,
+            tasks: wanted.min(max),
+            max,
+            host: self.host,
         }
     }
 }
@@ -63,7 +74,9 @@ impl ThreadBudget {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Parallel {
     tasks: usize,
-    budget: ThreadBudget,
+    /// The most tasks that run at once.
+    max: usize,
+    host: Option<ParallelFor>,
 }
 
 impl Parallel {
@@ -76,15 +89,15 @@ impl Parallel {
     /// allows) and returns when all have finished. A single task runs inline, on the calling
     /// thread; so does everything when the budget is one thread.
     pub(crate) fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
-        if tasks <= 1 || self.budget.max <= 1 {
+        if tasks <= 1 || self.max <= 1 {
             for i in 0..tasks {
                 task(i);
             }
             return;
         }
-        match self.budget.host {
+        match self.host {
             Some(host) => host.run(tasks, task),
-            None => pool::Pool::get().run(tasks, self.budget.max, task),
+            None => pool::Pool::get().run(tasks, self.max, task),
         }
     }
 }

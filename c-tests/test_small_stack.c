@@ -1,0 +1,317 @@
+/* How much stack a call takes. Each scenario runs on a fresh thread whose stack this program
+ * provides and paints. Every gatherkit call goes through AT_CALL, which first records the stack
+ * pointer at the call site; after the join, the deepest byte that no longer holds the paint,
+ * measured from the deepest call site, is what gatherkit used (the scenario's own locals, such as
+ * 64-entry shape arrays, are not counted). The README promises at most 4 KiB for a call that
+ * starts no thread; this program checks it for the entry points, their error paths (including
+ * the formatted messages) and every kernel path, on the thread's first call (its TLS is set up
+ * then) and on a later one.
+ *
+ * Instrumented builds (AddressSanitizer) grow every frame, so there the numbers are printed, not
+ * checked. */
+#define _GNU_SOURCE
+#include "check.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define INSTRUMENTED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define INSTRUMENTED 1
+#endif
+#endif
+#ifndef INSTRUMENTED
+#define INSTRUMENTED 0
+#endif
+
+#define STACK_BYTES (256u << 10)
+#define PAINT 0xA5u
+#define BUDGET_BYTES 4096u
+
+/* The lowest stack address a gatherkit call was made from on this thread. */
+static _Thread_local unsigned char *call_site;
+
+/* Records the caller's stack pointer: this function's frame address, plus the return address and
+ * saved frame pointer that lie between the two. */
+static __attribute__((noinline)) int record_call_site(void) {
+    unsigned char *here = (unsigned char *)__builtin_frame_address(0) + 2 * sizeof(void *);
+    if (call_site == NULL || here < call_site) call_site = here;
+    return 0;
+}
+
+/* Evaluates a gatherkit call after recording where it is made from. */
+#define AT_CALL(call) (record_call_site(), (call))
+
+/* Large enough for the tiled GatherElements path and GatherND's streamed outputs; allocated once,
+ * on the heap, so that no scenario needs much of its own stack. */
+#define BIG_INDICES (2u << 20)
+#define BIG_OUT (4u << 20)
+#define BIG_ROWS 512
+#define BIG_COLS 1024
+static float *big_data;
+static int64_t *big_indices;
+static float *big_out;
+
+static void ge_all_null(void) {
+    CHECK_STATUS(AT_CALL(gk_gather_elements(NULL, NULL, 0, NULL, NULL)), GK_STATUS_NULL_POINTER, "data");
+}
+
+static void ge_bad_axis(void) {
+    const int64_t shape[2] = {2, 2};
+    const float data[4] = {1, 2, 3, 4};
+    const int64_t indices[4] = {0, 1, 1, 0};
+    float out[4];
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, shape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, shape, indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, shape, out);
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, 7, &o, NULL)), GK_STATUS_INVALID_ATTRIBUTE, "axis 7");
+}
+
+static void ge_bad_index(void) {
+    /* Rank 64, the most a descriptor may have: the message formats 64 coordinates. */
+    int64_t shape[GK_MAX_RANK];
+    const float data[2] = {1, 2};
+    const int64_t indices[2] = {1, 9};
+    float out[2];
+    gk_tensor d, i;
+    gk_tensor_mut o;
+    size_t k;
+    for (k = 0; k < GK_MAX_RANK; k++) shape[k] = 1;
+    shape[GK_MAX_RANK - 1] = 2;
+    d = make_tensor(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, data);
+    i = make_tensor(GK_DTYPE_INT64, GK_MAX_RANK, shape, indices);
+    o = make_output(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, out);
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, GK_MAX_RANK - 1, &o, NULL)),
+                 GK_STATUS_INDEX_OUT_OF_BOUNDS, "= 9 is out of range");
+}
+
+static void ge_rank_too_high(void) {
+    int64_t shape[GK_MAX_RANK + 1];
+    const float data[1] = {1};
+    size_t k;
+    float out[1];
+    gk_tensor d;
+    gk_tensor_mut o;
+    for (k = 0; k <= GK_MAX_RANK; k++) shape[k] = 1;
+    d = make_tensor(GK_DTYPE_FLOAT, GK_MAX_RANK + 1, shape, data);
+    o = make_output(GK_DTYPE_FLOAT, GK_MAX_RANK + 1, shape, out);
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &d, 0, &o, NULL)), GK_STATUS_INVALID_RANK, "rank 65");
+}
+
+/* Small calls: last axis (contiguous rows) and first axis (strided rows), default threads. */
+static void ge_small(void) {
+    const int64_t shape[2] = {3, 4};
+    const int32_t data[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    const int64_t indices[12] = {3, 2, 1, 0, -1, 0, 1, 2, 0, 0, 3, 3};
+    const int64_t rows[12] = {2, 1, 0, 2, 0, 0, -1, 1, 1, 2, 0, 0};
+    int32_t out[12];
+    gk_tensor d = make_tensor(GK_DTYPE_INT32, 2, shape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, shape, indices);
+    gk_tensor r = make_tensor(GK_DTYPE_INT64, 2, shape, rows);
+    gk_tensor_mut o = make_output(GK_DTYPE_INT32, 2, shape, out);
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, 1, &o, NULL)), GK_STATUS_OK, NULL);
+    CHECK(out[0] == 3 && out[4] == 7 && out[11] == 11);
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &r, 0, &o, NULL)), GK_STATUS_OK, NULL);
+    CHECK(out[0] == 8 && out[6] == 10 && out[11] == 3);
+}
+
+/* Every element of a `BIG_ROWS` x `BIG_COLS` float tensor gathered along `axis` from
+ * `gathered` positions, on one thread; checked against the definition. */
+static void ge_big(int axis, int64_t gathered) {
+    const int64_t shape[2] = {BIG_ROWS, BIG_COLS};
+    int64_t ishape[2] = {BIG_ROWS, BIG_COLS};
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, shape, big_data);
+    gk_tensor i;
+    gk_tensor_mut o;
+    int64_t r, c, n;
+    int wrong = 0;
+    ishape[axis] = gathered;
+    n = ishape[0] * ishape[1];
+    for (r = 0; r < n; r++) big_indices[r] = (r * 7919) % shape[axis];
+    i = make_tensor(GK_DTYPE_INT64, 2, ishape, big_indices);
+    o = make_output(GK_DTYPE_FLOAT, 2, ishape, big_out);
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, axis, &o, &opts)), GK_STATUS_OK, NULL);
+    for (r = 0; r < ishape[0]; r++)
+        for (c = 0; c < ishape[1]; c++) {
+            int64_t at = r * ishape[1] + c;
+            int64_t from = axis == 0 ? big_indices[at] * BIG_COLS + c : r * BIG_COLS + big_indices[at];
+            wrong += big_out[at] != big_data[from];
+        }
+    CHECK(wrong == 0);
+}
+
+static void ge_big_rows(void) { ge_big(1, BIG_COLS); }
+static void ge_big_strided(void) { ge_big(0, 8); }
+static void ge_big_tiled(void) { ge_big(0, BIG_ROWS); }
+
+/* GatherND: one tuple of `k` components per output slice, with slices of `slice` floats. */
+static void nd_call(int32_t flavor, int32_t version, size_t k, int64_t batch_dims, int64_t tuples,
+                    int64_t slice) {
+    int64_t dshape[GK_MAX_RANK];
+    int64_t ishape[3];
+    int64_t oshape[GK_MAX_RANK];
+    int64_t t, j, rank = 0, orank = 0, stride = slice;
+    size_t c;
+    gk_options opts = make_options(flavor, version, 1);
+    gk_tensor d, i;
+    gk_tensor_mut o;
+    int wrong = 0;
+    if (batch_dims == 1) {
+        dshape[rank++] = 2;
+        ishape[0] = 2;
+        oshape[orank++] = 2;
+    }
+    for (c = 0; c < k; c++) dshape[rank++] = 3;
+    dshape[rank++] = slice;
+    ishape[batch_dims] = tuples;
+    ishape[batch_dims + 1] = (int64_t)k;
+    oshape[orank++] = tuples;
+    oshape[orank++] = slice;
+    for (t = 0; t < (batch_dims + 1) * tuples; t++)
+        for (c = 0; c < k; c++) big_indices[t * (int64_t)k + (int64_t)c] = (t + (int64_t)c) % 3 - 1;
+    for (c = 0; c < k; c++) stride *= 3;
+    d = make_tensor(GK_DTYPE_FLOAT, (size_t)rank, dshape, big_data);
+    i = make_tensor(GK_DTYPE_INT64, (size_t)batch_dims + 2, ishape, big_indices);
+    o = make_output(GK_DTYPE_FLOAT, (size_t)orank, oshape, big_out);
+    CHECK_STATUS(AT_CALL(gk_gather_nd(&d, &i, batch_dims, &o, &opts)), GK_STATUS_OK, NULL);
+    for (t = 0; t < (batch_dims + 1) * tuples; t++) {
+        int64_t from = (t / tuples) * stride, step = stride;
+        for (c = 0; c < k; c++) {
+            int64_t v = big_indices[t * (int64_t)k + (int64_t)c];
+            step /= 3;
+            from += (v < 0 ? v + 3 : v) * step;
+        }
+        for (j = 0; j < slice; j++) wrong += big_out[t * slice + j] != big_data[from + j];
+    }
+    CHECK(wrong == 0);
+}
+
+static void nd_small(void) { nd_call(GK_FLAVOR_ONNX, 0, 1, 0, 4, 1); }
+static void nd_runtime_k(void) { nd_call(GK_FLAVOR_ONNX, 0, 6, 0, 64, 3); }
+static void nd_batched(void) { nd_call(GK_FLAVOR_OPENVINO, 8, 2, 1, 64, 5); }
+/* Outputs of 12 MiB: streamed, slice by slice (large slices) or through staging (small ones). */
+static void nd_streaming_slices(void) { nd_call(GK_FLAVOR_ONNX, 0, 2, 0, 1 << 10, 3 << 10); }
+static void nd_streaming_staged(void) { nd_call(GK_FLAVOR_ONNX, 0, 2, 0, 1 << 20, 3); }
+
+static void nd_bad_index(void) {
+    const int64_t dshape[2] = {2, 2};
+    const int64_t ishape[2] = {1, 2};
+    const float data[4] = {1, 2, 3, 4};
+    const int64_t indices[2] = {0, -5};
+    float out[1];
+    const int64_t oshape[1] = {1};
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, dshape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, ishape, indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 1, oshape, out);
+    CHECK_STATUS(AT_CALL(gk_gather_nd(&d, &i, 0, &o, NULL)), GK_STATUS_INDEX_OUT_OF_BOUNDS, "-5");
+}
+
+static void shape_queries(void) {
+    const int64_t shape[3] = {2, 3, 4};
+    const int64_t ishape[2] = {5, 2};
+    int64_t out_shape[GK_MAX_RANK];
+    size_t rank = 0;
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 3, shape, NULL);
+    gk_tensor i = make_tensor(GK_DTYPE_INT32, 2, ishape, NULL);
+    gk_options opts = make_options(GK_FLAVOR_OPENVINO, 5, 0);
+    CHECK_STATUS(AT_CALL(gk_gather_nd_output_shape(&d, &i, 0, NULL, out_shape, GK_MAX_RANK, &rank)),
+                 GK_STATUS_OK, NULL);
+    CHECK(rank == 2 && out_shape[0] == 5 && out_shape[1] == 4);
+    CHECK_STATUS(AT_CALL(gk_gather_nd_output_shape(&d, &i, 1, &opts, out_shape, GK_MAX_RANK, &rank)),
+                 GK_STATUS_SHAPE_MISMATCH, "batch");
+    CHECK_STATUS(AT_CALL(gk_gather_elements_output_shape(&d, &d, 0, NULL, out_shape, GK_MAX_RANK, &rank)),
+                 GK_STATUS_UNSUPPORTED_DTYPE, "indices");
+    CHECK(strlen(AT_CALL(gk_status_string(GK_STATUS_OVERLAP))) > 0);
+    CHECK(strlen(AT_CALL(gk_version())) > 0);
+}
+
+typedef struct {
+    const char *name;
+    void (*run)(void);
+} scenario;
+
+static void *run_scenario(void *arg) {
+    const scenario *s = (const scenario *)arg;
+    /* The thread's first malloc sets up an arena on about 3 KiB of glibc's own stack; a host
+     * thread has done that long before it calls gatherkit. */
+    void *volatile first = malloc(1);
+    free(first);
+    s->run();
+    /* A second time on the same thread: TLS is set up now, the rest of the path is the same. */
+    s->run();
+    return (void *)call_site;
+}
+
+/* Runs `s` on a painted stack; returns how many bytes below its deepest call site were written. */
+static size_t stack_used(const scenario *s) {
+    unsigned char *stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    pthread_attr_t attr;
+    pthread_t thread;
+    size_t untouched = 0;
+    void *site = NULL;
+    if (stack == MAP_FAILED) {
+        perror("mmap");
+        exit(2);
+    }
+    memset(stack, PAINT, STACK_BYTES);
+    if (pthread_attr_init(&attr) != 0 || pthread_attr_setstack(&attr, stack, STACK_BYTES) != 0 ||
+        pthread_create(&thread, &attr, run_scenario, (void *)s) != 0 ||
+        pthread_join(thread, &site) != 0 || site == NULL) {
+        fprintf(stderr, "could not run a thread on a provided stack\n");
+        exit(2);
+    }
+    pthread_attr_destroy(&attr);
+    /* The stack grows down: the untouched paint is at the low end. */
+    while (untouched < STACK_BYTES && stack[untouched] == PAINT) untouched++;
+    munmap(stack, STACK_BYTES);
+    return (size_t)((unsigned char *)site - (stack + untouched));
+}
+
+int main(void) {
+    static const scenario scenarios[] = {
+        {"all-NULL call", ge_all_null},
+        {"bad axis", ge_bad_axis},
+        {"rank above GK_MAX_RANK", ge_rank_too_high},
+        {"bad index in a rank-64 tensor", ge_bad_index},
+        {"GatherElements, small, default threads", ge_small},
+        {"GatherElements rows", ge_big_rows},
+        {"GatherElements strided rows", ge_big_strided},
+        {"GatherElements tiled", ge_big_tiled},
+        {"GatherND k=1", nd_small},
+        {"GatherND k=6 (run-time k)", nd_runtime_k},
+        {"GatherND-8 batch_dims=1", nd_batched},
+        {"GatherND streamed slices", nd_streaming_slices},
+        {"GatherND streamed through staging", nd_streaming_staged},
+        {"GatherND bad index", nd_bad_index},
+        {"shape queries, version, status strings", shape_queries},
+    };
+    size_t k, worst = 0;
+    big_data = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
+    big_indices = malloc(sizeof(int64_t) * BIG_INDICES);
+    big_out = malloc(sizeof(float) * BIG_OUT);
+    if (!big_data || !big_indices || !big_out) return 2;
+    for (k = 0; k < (size_t)BIG_ROWS * BIG_COLS; k++) big_data[k] = (float)k;
+    for (k = 0; k < sizeof scenarios / sizeof scenarios[0]; k++) {
+        size_t extra = stack_used(&scenarios[k]);
+        printf("%-45s %6zu bytes\n", scenarios[k].name, extra);
+        if (extra > worst) worst = extra;
+        if (!INSTRUMENTED && extra > BUDGET_BYTES) {
+            fprintf(stderr, "%s: %zu bytes of stack, the budget is %u\n", scenarios[k].name, extra,
+                    BUDGET_BYTES);
+            check_failures++;
+        }
+    }
+    printf("worst: %zu bytes%s\n", worst, INSTRUMENTED ? " (instrumented build: not checked)" : "");
+    free(big_data);
+    free(big_indices);
+    free(big_out);
+    return check_finish("test_small_stack");
+}

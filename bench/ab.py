@@ -11,6 +11,8 @@ Prints the medians and B/A (below 1: B is faster). Needs numpy only. The two pat
 
 import argparse
 import ctypes
+import pathlib
+import runpy
 import statistics
 import time
 
@@ -18,7 +20,18 @@ import numpy as np
 
 from workloads import output_shape, workloads
 
-DTYPES = {np.dtype(np.float32): 1, np.dtype(np.int32): 6, np.dtype(np.int64): 7, np.dtype(np.float16): 10}
+# The binding's table of the header's numbers (checked against include/gatherkit.h by its tests),
+# run as a plain file: importing the gatherkit package would load a third libgatherkit besides the
+# two under test, and fail where none is on its search path. The numbers have not changed since
+# 0.1.0, so they hold for both builds.
+ABI = runpy.run_path(str(pathlib.Path(__file__).resolve().parents[1] / "bindings/python/gatherkit/_abi.py"))
+
+DTYPES = {
+    np.dtype(np.float32): ABI["GK_DTYPE_FLOAT"],
+    np.dtype(np.int32): ABI["GK_DTYPE_INT32"],
+    np.dtype(np.int64): ABI["GK_DTYPE_INT64"],
+    np.dtype(np.float16): ABI["GK_DTYPE_FLOAT16"],
+}
 
 
 class Tensor(ctypes.Structure):
@@ -61,13 +74,14 @@ class Build:
         keep = [tensor(data), tensor(indices), tensor(out)]
         d, i, o = (ctypes.byref(t) for t, _ in keep)
         if self.old_options:
-            options = ctypes.byref(Options01(0, 0, threads))
+            options = ctypes.byref(Options01(flavor=ABI["GK_FLAVOR_ONNX"], version=0, num_threads=threads))
         else:
-            options = ctypes.byref(Options(ctypes.sizeof(Options), 0, 0, threads, None, None, 0))
+            options = ctypes.byref(Options(struct_size=ctypes.sizeof(Options), flavor=ABI["GK_FLAVOR_ONNX"],
+                                           version=0, num_threads=threads))
 
         def call():
             status = fn(d, i, attribute, o, options)
-            if status != 0:
+            if status != ABI["GK_STATUS_OK"]:
                 raise SystemExit(f"{self.path}: status {status}: {self.lib.gk_last_error_message().decode()}")
         call.keep = keep
         return call

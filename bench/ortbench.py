@@ -155,7 +155,7 @@ def gk_caller(case, out, threads):
 
     def call():
         status = fn(*args)
-        if status != 0:
+        if status != gatherkit._abi.GK_STATUS_OK:
             raise RuntimeError(f"gatherkit status {status}: {lib.gk_last_error_message().decode()}")
     call.keep = (data, indices, out_shape, out_tensor, options)
     return call

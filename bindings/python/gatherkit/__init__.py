@@ -19,50 +19,38 @@ import pathlib
 
 import numpy as np
 
+from . import _abi
+
 __all__ = ["gather_elements", "gather_nd", "GatherkitError", "library_version", "STATUS_NAMES"]
 
+# Built from _abi so that a status added to the header needs no second edit here.
 STATUS_NAMES = {
-    0: "OK",
-    1: "NULL_POINTER",
-    2: "UNSUPPORTED_DTYPE",
-    3: "INVALID_RANK",
-    4: "INVALID_ATTRIBUTE",
-    5: "SHAPE_MISMATCH",
-    6: "INDEX_OUT_OF_BOUNDS",
-    7: "OUTPUT_MISMATCH",
-    8: "OVERLAP",
-    9: "OVERFLOW",
-    10: "UNSUPPORTED_VERSION",
-    11: "INVALID_ARGUMENT",
-    12: "PANIC",
+    value: name[len("GK_STATUS_"):] for name, value in vars(_abi).items() if name.startswith("GK_STATUS_")
 }
 
-_FLAVORS = {"onnx": 0, "openvino": 1}
-_DTYPE_STRING = 8
-_DTYPE_BFLOAT16 = 16
-_MAX_RANK = 64
+_FLAVORS = {"onnx": _abi.GK_FLAVOR_ONNX, "openvino": _abi.GK_FLAVOR_OPENVINO}
 
 # numpy dtype -> GK_DTYPE_* code. Strings are object arrays (str or bytes elements).
 _DTYPE_CODES = {
-    np.dtype(np.float32): 1,
-    np.dtype(np.uint8): 2,
-    np.dtype(np.int8): 3,
-    np.dtype(np.uint16): 4,
-    np.dtype(np.int16): 5,
-    np.dtype(np.int32): 6,
-    np.dtype(np.int64): 7,
-    np.dtype(np.bool_): 9,
-    np.dtype(np.float16): 10,
-    np.dtype(np.float64): 11,
-    np.dtype(np.uint32): 12,
-    np.dtype(np.uint64): 13,
-    np.dtype(np.complex64): 14,
-    np.dtype(np.complex128): 15,
+    np.dtype(np.float32): _abi.GK_DTYPE_FLOAT,
+    np.dtype(np.uint8): _abi.GK_DTYPE_UINT8,
+    np.dtype(np.int8): _abi.GK_DTYPE_INT8,
+    np.dtype(np.uint16): _abi.GK_DTYPE_UINT16,
+    np.dtype(np.int16): _abi.GK_DTYPE_INT16,
+    np.dtype(np.int32): _abi.GK_DTYPE_INT32,
+    np.dtype(np.int64): _abi.GK_DTYPE_INT64,
+    np.dtype(np.bool_): _abi.GK_DTYPE_BOOL,
+    np.dtype(np.float16): _abi.GK_DTYPE_FLOAT16,
+    np.dtype(np.float64): _abi.GK_DTYPE_DOUBLE,
+    np.dtype(np.uint32): _abi.GK_DTYPE_UINT32,
+    np.dtype(np.uint64): _abi.GK_DTYPE_UINT64,
+    np.dtype(np.complex64): _abi.GK_DTYPE_COMPLEX64,
+    np.dtype(np.complex128): _abi.GK_DTYPE_COMPLEX128,
 }
 try:  # bfloat16 when ml_dtypes is installed
     import ml_dtypes
 
-    _DTYPE_CODES[np.dtype(ml_dtypes.bfloat16)] = _DTYPE_BFLOAT16
+    _DTYPE_CODES[np.dtype(ml_dtypes.bfloat16)] = _abi.GK_DTYPE_BFLOAT16
 except ImportError:  # pragma: no cover - optional dependency
     pass
 
@@ -157,7 +145,7 @@ def library_version():
 
 
 def _check(status):
-    if status != 0:
+    if status != _abi.GK_STATUS_OK:
         raise GatherkitError(status, _lib.gk_last_error_message().decode("utf-8", "replace"))
 
 
@@ -189,15 +177,17 @@ class _Prepared:
                     raise TypeError(
                         f"{what}[{k}] is a {type(s).__name__}; object arrays must hold str or bytes")
             if what == "indices":
-                raise GatherkitError(2, "indices: str or bytes values; indices must be int32 or int64")
-            self.code = _DTYPE_STRING
+                raise GatherkitError(_abi.GK_STATUS_UNSUPPORTED_DTYPE,
+                                     "indices: str or bytes values; indices must be int32 or int64")
+            self.code = _abi.GK_DTYPE_STRING
             self.keep = np.arange(1, len(self.objects) + 1, dtype=np.uintp)
             self.array = None
             address = self.keep.ctypes.data
         else:
             code = _DTYPE_CODES.get(array.dtype)
             if code is None:
-                raise GatherkitError(2, f"{what}: numpy dtype {array.dtype} has no gatherkit dtype")
+                raise GatherkitError(_abi.GK_STATUS_UNSUPPORTED_DTYPE,
+                                     f"{what}: numpy dtype {array.dtype} has no gatherkit dtype")
             self.code = code
             self.array = np.ascontiguousarray(array)
             address = self.array.ctypes.data
@@ -236,16 +226,17 @@ def _options(flavor, version, num_threads):
 def _run(query, gather, data, indices, attribute, options, out=None):
     d = _Prepared(data, "data")
     i = _Prepared(indices, "indices")
-    shape = (ctypes.c_int64 * _MAX_RANK)()
+    shape = (ctypes.c_int64 * _abi.GK_MAX_RANK)()
     rank = ctypes.c_size_t(0)
-    _check(query(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(options), shape, _MAX_RANK,
-                 ctypes.byref(rank)))
+    _check(query(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(options), shape,
+                 _abi.GK_MAX_RANK, ctypes.byref(rank)))
     out_shape = tuple(shape[k] for k in range(rank.value))
-    if d.code == _DTYPE_STRING:
+    if d.code == _abi.GK_DTYPE_STRING:
         if out is not None:
             raise ValueError("out= is not supported for string data")
         handles = (ctypes.c_void_p * max(int(np.prod(out_shape, dtype=np.int64)), 1))()
-        out_tensor = _Tensor(_DTYPE_STRING, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
+        out_tensor = _Tensor(_abi.GK_DTYPE_STRING, len(out_shape),
+                             (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
                              ctypes.cast(handles, ctypes.c_void_p).value)
         _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(out_tensor),
                       ctypes.byref(options)))

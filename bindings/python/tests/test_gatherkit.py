@@ -4,6 +4,9 @@ import numpy as np
 import pytest
 
 import gatherkit
+from gatherkit._abi import (GK_STATUS_INDEX_OUT_OF_BOUNDS, GK_STATUS_INVALID_ATTRIBUTE,
+                            GK_STATUS_SHAPE_MISMATCH, GK_STATUS_UNSUPPORTED_DTYPE,
+                            GK_STATUS_UNSUPPORTED_VERSION)
 
 ALL_DTYPES = [
     np.float32, np.uint8, np.int8, np.uint16, np.int16, np.int32, np.int64, np.bool_, np.float16,
@@ -66,7 +69,7 @@ def test_bfloat16_through_ml_dtypes():
     np.testing.assert_array_equal(out.astype(np.float32), [3.5, 1.5])
     with pytest.raises(gatherkit.GatherkitError) as e:
         gatherkit.gather_elements(data, np.array([0]), version=11)
-    assert e.value.status == 2 and "bfloat16" in e.value.message
+    assert e.value.status == GK_STATUS_UNSUPPORTED_DTYPE and "bfloat16" in e.value.message
 
 
 def test_strings_come_back_as_the_same_objects():
@@ -83,20 +86,20 @@ def test_errors_carry_status_and_message():
     data = np.arange(6, dtype=np.float64).reshape(2, 3)
     with pytest.raises(gatherkit.GatherkitError) as e:
         gatherkit.gather_elements(data, np.array([[0, 3, 0]]), axis=1)
-    assert e.value.status == 6 and e.value.status_name == "INDEX_OUT_OF_BOUNDS"
+    assert e.value.status == GK_STATUS_INDEX_OUT_OF_BOUNDS and e.value.status_name == "INDEX_OUT_OF_BOUNDS"
     assert "indices[0, 1] = 3" in e.value.message and "[-3, 2]" in e.value.message
     with pytest.raises(gatherkit.GatherkitError) as e:
         gatherkit.gather_elements(data, np.array([[0]]), axis=2)
-    assert e.value.status == 4 and "axis 2" in e.value.message
+    assert e.value.status == GK_STATUS_INVALID_ATTRIBUTE and "axis 2" in e.value.message
     with pytest.raises(gatherkit.GatherkitError) as e:
         gatherkit.gather_nd(data, np.array([[0, 0, 0]]))
-    assert e.value.status == 5
+    assert e.value.status == GK_STATUS_SHAPE_MISMATCH
     with pytest.raises(gatherkit.GatherkitError) as e:
         gatherkit.gather_elements(data, np.array([[0.0]]))
-    assert e.value.status == 2 and "indices dtype is double" in e.value.message
+    assert e.value.status == GK_STATUS_UNSUPPORTED_DTYPE and "indices dtype is double" in e.value.message
     with pytest.raises(gatherkit.GatherkitError) as e:
         gatherkit.gather_elements(data, np.array([[0]]), version=10)
-    assert e.value.status == 10
+    assert e.value.status == GK_STATUS_UNSUPPORTED_VERSION
     with pytest.raises(ValueError):
         gatherkit.gather_elements(data, np.array([[0]]), flavor="tflite")
 

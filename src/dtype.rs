@@ -5,7 +5,7 @@
 //! dtype becomes a width (and, for the typed Rust API, where a Rust type becomes one).
 
 use crate::error::{Error, Result, Status};
-use crate::kernels::Lane;
+use crate::repr::{sealed, ElementWidth, IndexType};
 use half::{bf16, f16};
 use num_complex::Complex;
 use std::ffi::c_char;
@@ -47,16 +47,6 @@ pub enum DType {
     Complex128 = 15,
     /// bfloat16 (`half::bf16`), moved as a 2-byte pattern; ONNX opset 13+ and OpenVINO.
     Bfloat16 = 16,
-}
-
-/// The byte widths kernels are monomorphized over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Width {
-    W1,
-    W2,
-    W4,
-    W8,
-    W16,
 }
 
 impl DType {
@@ -132,13 +122,13 @@ impl DType {
         }
     }
 
-    pub(crate) const fn width(self) -> Width {
-        match self.size() {
-            1 => Width::W1,
-            2 => Width::W2,
-            4 => Width::W4,
-            8 => Width::W8,
-            _ => Width::W16,
+    /// The width kernels move this dtype's elements as.
+    pub(crate) const fn width(self) -> ElementWidth {
+        match ElementWidth::of_size(self.size()) {
+            Some(width) => width,
+            // Cannot happen: every size above is 1, 2, 4, 8 or 16 (a pointer is 4 or 8), which
+            // `every_dtype_has_a_width` checks.
+            None => panic!("a dtype size without kernels"),
         }
     }
 }
@@ -167,19 +157,21 @@ impl TryFrom<i32> for DType {
     }
 }
 
-/// The two index element types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IndexType {
-    I32,
-    I64,
-}
-
 impl IndexType {
-    pub(crate) fn of(dtype: DType) -> Option<IndexType> {
+    /// The index type a dtype stands for, if it is one.
+    pub fn of(dtype: DType) -> Option<IndexType> {
         match dtype {
             DType::Int32 => Some(IndexType::I32),
             DType::Int64 => Some(IndexType::I64),
             _ => None,
+        }
+    }
+
+    /// `DType::Int32` or `DType::Int64`.
+    pub const fn dtype(self) -> DType {
+        match self {
+            IndexType::I32 => DType::Int32,
+            IndexType::I64 => DType::Int64,
         }
     }
 }
@@ -197,127 +189,76 @@ unsafe impl Send for StringHandle {}
 // SAFETY: as above.
 unsafe impl Sync for StringHandle {}
 
-mod sealed {
-    pub trait Sealed {}
-}
-
 /// A Rust type that is one of the sixteen element types.
 ///
 /// Sealed: implemented for `f32`, `u8`, `i8`, `u16`, `i16`, `i32`, `i64`, [`StringHandle`],
 /// `bool`, `half::f16`, `f64`, `u32`, `u64`, `Complex<f32>`, `Complex<f64>` and `half::bf16`.
+///
+/// Each has its dtype's size and no padding, and an alignment no stricter than the dtype's
+/// [`DType::alignment`] (checked at compile time below): so a typed buffer is a valid byte
+/// buffer of its dtype, which is how the typed API reaches the kernels.
 pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The dtype this type stands for.
     const DTYPE: DType;
-    /// The width-only type kernels move this element as (same size, alignment no larger).
-    #[doc(hidden)]
-    type Lane: Lane;
-}
-
-/// An index element type: `i32` or `i64`.
-pub trait IndexElement: Copy + Send + Sync + 'static + sealed::Sealed {
-    /// `DType::Int32` or `DType::Int64`.
-    const DTYPE: DType;
-    /// The value with only the bits of `mask` kept (`mask` is all ones where kernels use it: an
-    /// operation the compiler cannot see through, so a copy loop stays a loop; see
-    /// `kernels::resolve`).
-    #[doc(hidden)]
-    fn masked(self, mask: i64) -> Self;
-    /// The value widened to `i64`.
-    fn to_i64(self) -> i64;
 }
 
 macro_rules! elements {
-    ($($t:ty => $dtype:ident, $lane:ty;)*) => {$(
-        impl sealed::Sealed for $t {}
+    ($($t:ty => $dtype:ident;)*) => {$(
         impl Element for $t {
             const DTYPE: DType = DType::$dtype;
-            type Lane = $lane;
         }
+        const _: () = assert!(
+            std::mem::size_of::<$t>() == DType::$dtype.size()
+                && std::mem::align_of::<$t>() >= DType::$dtype.alignment()
+        );
     )*};
 }
 
-#[cfg(target_pointer_width = "64")]
-type PointerLane = [u32; 2];
-#[cfg(target_pointer_width = "32")]
-type PointerLane = u32;
+// i32 and i64 are sealed as index elements already (`repr`).
+impl sealed::Sealed for f32 {}
+impl sealed::Sealed for u8 {}
+impl sealed::Sealed for i8 {}
+impl sealed::Sealed for u16 {}
+impl sealed::Sealed for i16 {}
+impl sealed::Sealed for StringHandle {}
+impl sealed::Sealed for bool {}
+impl sealed::Sealed for f16 {}
+impl sealed::Sealed for f64 {}
+impl sealed::Sealed for u32 {}
+impl sealed::Sealed for u64 {}
+impl sealed::Sealed for Complex<f32> {}
+impl sealed::Sealed for Complex<f64> {}
+impl sealed::Sealed for bf16 {}
 
 elements! {
-    f32 => Float, u32;
-    u8 => Uint8, u8;
-    i8 => Int8, u8;
-    u16 => Uint16, u16;
-    i16 => Int16, u16;
-    i32 => Int32, u32;
-    i64 => Int64, [u32; 2];
-    StringHandle => String, PointerLane;
-    bool => Bool, u8;
-    f16 => Float16, u16;
-    f64 => Double, [u32; 2];
-    u32 => Uint32, u32;
-    u64 => Uint64, [u32; 2];
-    Complex<f32> => Complex64, [u32; 2];
-    Complex<f64> => Complex128, [u64; 2];
-    bf16 => Bfloat16, u16;
-}
-
-impl IndexElement for i32 {
-    const DTYPE: DType = DType::Int32;
-    #[inline(always)]
-    fn masked(self, mask: i64) -> i32 {
-        self & mask as i32
-    }
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-}
-
-impl IndexElement for i64 {
-    const DTYPE: DType = DType::Int64;
-    #[inline(always)]
-    fn masked(self, mask: i64) -> i64 {
-        self & mask
-    }
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self
-    }
+    f32 => Float;
+    u8 => Uint8;
+    i8 => Int8;
+    u16 => Uint16;
+    i16 => Int16;
+    i32 => Int32;
+    i64 => Int64;
+    StringHandle => String;
+    bool => Bool;
+    f16 => Float16;
+    f64 => Double;
+    u32 => Uint32;
+    u64 => Uint64;
+    Complex<f32> => Complex64;
+    Complex<f64> => Complex128;
+    bf16 => Bfloat16;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::mem::{align_of, size_of};
-
-    fn lane_fits<T: Element>() {
-        assert_eq!(size_of::<T>(), T::DTYPE.size(), "{}", T::DTYPE);
-        assert_eq!(size_of::<T::Lane>(), size_of::<T>(), "{}", T::DTYPE);
-        assert!(align_of::<T::Lane>() <= align_of::<T>(), "{}", T::DTYPE);
-        assert!(
-            align_of::<T::Lane>() <= T::DTYPE.alignment(),
-            "{}",
-            T::DTYPE
-        );
-    }
 
     #[test]
-    fn every_element_type_has_a_lane_of_its_size_and_no_stricter_alignment() {
-        lane_fits::<f32>();
-        lane_fits::<u8>();
-        lane_fits::<i8>();
-        lane_fits::<u16>();
-        lane_fits::<i16>();
-        lane_fits::<i32>();
-        lane_fits::<i64>();
-        lane_fits::<StringHandle>();
-        lane_fits::<bool>();
-        lane_fits::<f16>();
-        lane_fits::<f64>();
-        lane_fits::<u32>();
-        lane_fits::<u64>();
-        lane_fits::<Complex<f32>>();
-        lane_fits::<Complex<f64>>();
-        lane_fits::<bf16>();
+    fn every_dtype_has_a_width_of_its_size() {
+        for d in DType::ALL {
+            assert_eq!(Some(d.width()), ElementWidth::of_size(d.size()), "{d}");
+            assert!(d.alignment() <= d.size(), "{d}");
+        }
     }
 
     #[test]

@@ -45,15 +45,19 @@ pub mod ffi;
 mod kernels;
 mod ops;
 mod options;
+mod repr;
 mod shape;
 mod tensor;
 mod threads;
 
-pub use dtype::{DType, Element, IndexElement, StringHandle};
+pub use dtype::{DType, Element, StringHandle};
 pub use error::{Error, Result, Status};
-pub use ops::gather_elements::{GatherElements, GatherElementsVersion};
-pub use ops::gather_nd::{GatherNd, GatherNdVersion};
+pub use kernels::ElementsTraversal;
+pub use ops::gather_elements::{GatherElements, GatherElementsOp, GatherElementsVersion};
+pub use ops::gather_nd::{GatherNd, GatherNdOp, GatherNdVersion};
+pub use ops::Plan;
 pub use options::{Flavor, Options};
+pub use repr::{IndexElement, IndexType};
 pub use shape::MAX_RANK;
 pub use tensor::{DynTensorMut, DynTensorRef, TensorDesc, TensorMut, TensorRef};
 pub use threads::{ParallelFor, ParallelForFn, TaskFn};
@@ -205,7 +209,7 @@ pub fn gather_nd_dyn(
 }
 
 fn index_desc<'a, I: IndexElement>(indices: &TensorRef<'a, I>) -> TensorDesc<'a> {
-    TensorDesc::new(I::DTYPE, indices.shape())
+    TensorDesc::new(I::INDEX_TYPE.dtype(), indices.shape())
 }
 
 /// Runs `fill` on `len` uninitialized elements and returns them once `fill` succeeded.

@@ -52,9 +52,10 @@ impl TryFrom<i32> for Flavor {
 pub struct Options {
     /// The specification family.
     pub flavor: Flavor,
-    /// The flavor's opset number; 0 selects the newest. Versions above the newest behave as the
-    /// newest.
-    pub version: i32,
+    /// The flavor's opset number (an ONNX or OpenVINO opset, not an operator version: ONNX opset
+    /// 12 selects GatherElements-11); 0 selects the newest. Opsets above the newest behave as
+    /// the newest. The C ABI's `gk_options.version`.
+    pub opset: i32,
     /// How many tasks a call runs at once: 0: the library default (the machine's available
     /// parallelism, or the host's concurrency with `parallel_for`); 1: the calling thread only;
     /// n: at most n. Never more than the pool (or the host) offers: this caps tasks, it does not
@@ -67,20 +68,20 @@ pub struct Options {
 }
 
 impl Options {
-    /// ONNX at `version` (0 = newest).
-    pub fn onnx(version: i32) -> Options {
+    /// ONNX at `opset` (0 = newest).
+    pub fn onnx(opset: i32) -> Options {
         Options {
             flavor: Flavor::Onnx,
-            version,
+            opset,
             ..Options::default()
         }
     }
 
-    /// OpenVINO at `version` (0 = newest).
-    pub fn openvino(version: i32) -> Options {
+    /// OpenVINO at `opset` (0 = newest).
+    pub fn openvino(opset: i32) -> Options {
         Options {
             flavor: Flavor::OpenVino,
-            version,
+            opset,
             ..Options::default()
         }
     }
@@ -103,8 +104,8 @@ impl Options {
 
     /// The opset number asked for, with 0 replaced by `newest`; below `first` is
     /// `Status::UnsupportedVersion`.
-    pub(crate) fn resolve_version(&self, operator: &str, first: i32, newest: i32) -> Result<i32> {
-        match self.version {
+    pub(crate) fn resolve_opset(&self, operator: &str, first: i32, newest: i32) -> Result<i32> {
+        match self.opset {
             0 => Ok(newest),
             v if v >= first => Ok(v),
             v => Err(Error::new(

@@ -20,14 +20,14 @@ struct Row {
 const fn ov(version: i32) -> Options {
     Options {
         flavor: gatherkit::Flavor::OpenVino,
-        version,
+        opset: version,
         num_threads: 1,
         parallel_for: None,
     }
 }
 const ONNX: Options = Options {
     flavor: gatherkit::Flavor::Onnx,
-    version: 0,
+    opset: 0,
     num_threads: 1,
     parallel_for: None,
 };

@@ -27,14 +27,14 @@ struct Case {
 
 const ONNX: Options = Options {
     flavor: Flavor::Onnx,
-    version: 0,
+    opset: 0,
     num_threads: 0,
     parallel_for: None,
 };
 const fn onnx(version: i32) -> Options {
     Options {
         flavor: Flavor::Onnx,
-        version,
+        opset: version,
         num_threads: 0,
         parallel_for: None,
     }
@@ -42,7 +42,7 @@ const fn onnx(version: i32) -> Options {
 const fn ov(version: i32) -> Options {
     Options {
         flavor: Flavor::OpenVino,
-        version,
+        opset: version,
         num_threads: 0,
         parallel_for: None,
     }

@@ -14,7 +14,8 @@ mod hosts;
 use hosts::executors;
 
 use gatherkit::{
-    gather_elements_to_vec, gather_nd_to_vec, Complex, Element, IndexElement, Options, TensorRef,
+    gather_elements_to_vec, gather_nd_to_vec, Complex, DType, Element, ElementsTraversal,
+    GatherElements, IndexElement, Options, TensorDesc, TensorRef,
 };
 
 struct Rng(u64);
@@ -48,10 +49,6 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
     positions: usize,
     columns: usize,
 ) {
-    assert!(
-        axis_size * columns * std::mem::size_of::<T>() >= 512 << 10,
-        "the shape must select the tiled path (a slab of 512 KiB or more)"
-    );
     let mut rng = Rng(17);
     let data: Vec<T> = (0..(groups * axis_size * columns) as u64)
         .map(&value)
@@ -60,6 +57,18 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
         .map(|_| rng.index(axis_size))
         .collect();
     let (data_shape, idx_shape) = ([groups, axis_size, columns], [groups, positions, columns]);
+    let plan = GatherElements::new(
+        TensorDesc::new(T::DTYPE, &data_shape),
+        TensorDesc::new(DType::Int64, &idx_shape),
+        1,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        plan.traversal(),
+        ElementsTraversal::Tiled,
+        "the shape must select the tiled traversal"
+    );
     let mut first: Option<Vec<T>> = None;
     for (threads, options) in executors(&[1, 2, 3, 4]) {
         let (shape, out) = gather_elements_to_vec(
@@ -149,9 +158,10 @@ fn tiled_gather_elements_from_slabs_just_past_l2() {
 #[test]
 fn tiled_gather_elements_packs_tiles_only_when_they_fit() {
     // Packed: 4 x 4096-column tiles fit 64 KiB. Not packed: an axis of 65537 makes even a
-    // 16-column tile 4 MiB, so the tile is gathered in place.
+    // 64-column tile 16 MiB, so the tile is gathered in place (100 columns: two tiles; with 19,
+    // narrower than one tile, rows would go in order, which this test once did unnoticed).
     check_tiled(|x| x as u32, 1, 4, 3, 1 << 18);
-    check_tiled(|x| x as u32, 1, 65537, 2, 19);
+    check_tiled(|x| x as u32, 1, 65537, 2, 100);
 }
 
 /// GatherElements along an axis with rows of `row_len` positions, data [rows, axis_size, tail]

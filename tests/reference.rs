@@ -284,7 +284,7 @@ fn random_nd_case(rng: &mut Rng) -> NdCase {
 fn options(version: (Flavor, i32), threads: usize) -> Options {
     Options {
         flavor: version.0,
-        version: version.1,
+        opset: version.1,
         num_threads: threads,
         parallel_for: None,
     }
@@ -363,7 +363,7 @@ fn run_elements<T: Element, I: IndexElement + TryFrom<i64>>(
         let ctx = format!(
             "case {i} {} {}: data {:?} indices {:?} axis {} {:?} threads {}",
             T::DTYPE,
-            I::DTYPE,
+            I::INDEX_TYPE.dtype(),
             case.data_shape,
             case.indices_shape,
             case.axis,
@@ -416,7 +416,7 @@ fn run_nd<T: Element, I: IndexElement + TryFrom<i64>>(
         let ctx = format!(
             "case {i} {} {}: data {:?} indices {:?} b {} {:?} threads {}",
             T::DTYPE,
-            I::DTYPE,
+            I::INDEX_TYPE.dtype(),
             case.data_shape,
             case.indices_shape,
             case.batch_dims,

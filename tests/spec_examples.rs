@@ -22,7 +22,7 @@ struct Case {
 const fn onnx(version: i32) -> Options {
     Options {
         flavor: gatherkit::Flavor::Onnx,
-        version,
+        opset: version,
         num_threads: 0,
         parallel_for: None,
     }
@@ -30,7 +30,7 @@ const fn onnx(version: i32) -> Options {
 const fn openvino(version: i32) -> Options {
     Options {
         flavor: gatherkit::Flavor::OpenVino,
-        version,
+        opset: version,
         num_threads: 0,
         parallel_for: None,
     }

@@ -303,8 +303,6 @@ fn options_struct_size_says_which_fields_the_caller_has() {
     let status = unsafe { gk_options_init(words.as_mut_ptr().cast(), size - 8) };
     assert_eq!(status, GK_STATUS_INVALID_ARGUMENT);
     // SAFETY: NULL is reported.
-    assert_eq!(
-        unsafe { gk_options_init(std::ptr::null_mut(), size) },
-        GK_STATUS_NULL_POINTER
-    );
+    let status = unsafe { gk_options_init(std::ptr::null_mut(), size) };
+    assert_eq!(status, GK_STATUS_NULL_POINTER);
 }

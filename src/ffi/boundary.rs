@@ -85,3 +85,43 @@ pub(crate) fn guard<T>(fallback: T, body: impl FnOnce() -> T) -> T {
 pub(crate) fn last_error_message() -> *const c_char {
     LAST_ERROR.with(|cell| cell.get().cast::<c_char>().cast_const())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn last_error() -> String {
+        // SAFETY: the pointer is this thread's NUL-terminated buffer, valid until its next call.
+        unsafe { CStr::from_ptr(last_error_message()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn a_panic_inside_the_boundary_becomes_the_panic_status_with_a_message() {
+        let status = boundary(|| panic!("probe {}", 42));
+        assert_eq!(status, Status::Panic.code());
+        let message = last_error();
+        assert!(
+            message.contains("internal panic") && message.contains("probe 42"),
+            "{message}"
+        );
+        // The next successful call clears it.
+        assert_eq!(boundary(|| Ok(())), Status::Ok.code());
+        assert_eq!(last_error(), "");
+    }
+
+    #[test]
+    fn messages_longer_than_the_buffer_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(MESSAGE_CAPACITY);
+        boundary(|| Err(Error::new(Status::InvalidArgument, long.clone())));
+        let message = last_error();
+        assert!(
+            message.len() <= MESSAGE_CAPACITY && message.ends_with("..."),
+            "{}",
+            message.len()
+        );
+        assert!(long.starts_with(message.trim_end_matches("...")));
+    }
+}

@@ -1,15 +1,13 @@
-//! Reading C tensor descriptors (check steps 1–2) and checking raw buffers (step 9) before any
-//! Rust reference to them exists.
+//! Reading C tensor descriptors and options (check steps 1–2): each field is read from C memory
+//! once and converted once. Step 9 (the data pointers) is `ops::buffers`, fed by the plan.
 
 use super::{gk_options, gk_tensor, gk_tensor_mut, GK_FLAVOR_ONNX};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
-use crate::ops::check_alignment;
 use crate::options::{Flavor, Options};
-use crate::shape::{check_rank_limit, element_count, Dims};
+use crate::shape::{check_rank_limit, Dims};
 use crate::tensor::TensorDesc;
 use crate::threads::ParallelFor;
-use std::mem::MaybeUninit;
 
 /// A descriptor copied out of C memory, with its dtype and shape validated.
 pub(crate) struct Descriptor {
@@ -22,11 +20,6 @@ pub(crate) struct Descriptor {
 impl Descriptor {
     pub(crate) fn desc(&self) -> TensorDesc<'_> {
         TensorDesc::new(self.dtype, self.shape.as_slice())
-    }
-
-    /// Byte size; only meaningful after the plan validated the sizes (step 7).
-    fn byte_len(&self) -> usize {
-        element_count(self.shape.as_slice()).unwrap_or(0) * self.dtype.size()
     }
 }
 
@@ -98,13 +91,14 @@ pub(crate) fn check_shape_pointers(raws: &[RawDescriptor]) -> Result<()> {
     Ok(())
 }
 
-/// Step 2, dtype half: every dtype code is known.
-pub(crate) fn check_dtype_codes(raws: &[RawDescriptor]) -> Result<()> {
-    for raw in raws {
-        DType::try_from(raw.dtype)
+/// Step 2, dtype half: every dtype code is known; returns the dtypes.
+pub(crate) fn read_dtypes<const N: usize>(raws: &[RawDescriptor; N]) -> Result<[DType; N]> {
+    let mut dtypes = [DType::Uint8; N];
+    for (raw, dtype) in raws.iter().zip(dtypes.iter_mut()) {
+        *dtype = DType::try_from(raw.dtype)
             .map_err(|e| Error::new(e.status(), format!("{}->dtype: {}", raw.what, e.message())))?;
     }
-    Ok(())
+    Ok(dtypes)
 }
 
 impl Default for gk_options {
@@ -190,7 +184,7 @@ pub(crate) unsafe fn read_options(ptr: *const gk_options) -> Result<Options> {
     };
     Ok(Options {
         flavor: Flavor::try_from(o.flavor)?,
-        version: o.version,
+        opset: o.version,
         num_threads: o.num_threads,
         parallel_for,
     })
@@ -208,16 +202,19 @@ pub(crate) unsafe fn read_options(ptr: *const gk_options) -> Result<Options> {
 #[inline(never)]
 pub(crate) unsafe fn read_shapes<const N: usize>(
     raws: [RawDescriptor; N],
+    dtypes: [DType; N],
 ) -> Result<[Descriptor; N]> {
     for raw in &raws {
         check_rank_limit(raw.what, raw.rank)?;
     }
-    let mut out = raws.map(|raw| Descriptor {
-        // Step 2 checked the codes; this cannot fail, and an error would still be reported.
-        dtype: DType::try_from(raw.dtype).unwrap_or(DType::Uint8),
+    let mut out = dtypes.map(|dtype| Descriptor {
+        dtype,
         shape: Dims::new(),
-        address: raw.address,
+        address: 0,
     });
+    for (raw, d) in raws.iter().zip(out.iter_mut()) {
+        d.address = raw.address;
+    }
     for (raw, d) in raws.iter().zip(out.iter_mut()) {
         let dims: &[i64] = if raw.rank == 0 {
             &[]
@@ -241,84 +238,4 @@ pub(crate) unsafe fn read_shapes<const N: usize>(
         }
     }
     Ok(out)
-}
-
-/// The three buffers of a call, checked and viewed.
-pub(crate) struct Buffers<'a> {
-    pub(crate) data: &'a [u8],
-    pub(crate) indices: &'a [u8],
-    pub(crate) output: &'a mut [MaybeUninit<u8>],
-}
-
-/// Step 9: a NULL pointer on a tensor with elements is `NullPointer`, a misaligned one
-/// `InvalidArgument`, output bytes overlapping input bytes `Overlap`. Then views the buffers.
-///
-/// # Safety
-/// Each non-NULL address points to at least its descriptor's byte size of memory, readable for
-/// `data` and `indices` and writable for `output`, valid for `'a`; the plan that validated the
-/// descriptors (steps 3–8) has succeeded.
-pub(crate) unsafe fn buffers<'a>(
-    data: &Descriptor,
-    indices: &Descriptor,
-    output: &Descriptor,
-) -> Result<Buffers<'a>> {
-    let parts = [
-        ("data->data", data),
-        ("indices->data", indices),
-        ("output->data", output),
-    ];
-    for (what, d) in parts {
-        if d.address == 0 && d.byte_len() > 0 {
-            return Err(Error::new(
-                Status::NullPointer,
-                format!("{what} is NULL but the tensor has {} bytes", d.byte_len()),
-            ));
-        }
-    }
-    for (what, d) in parts {
-        if d.byte_len() > 0 {
-            check_alignment(what, d.address, d.dtype)?;
-        }
-    }
-    let out = (output.address, output.byte_len());
-    for (what, d) in [("data", data), ("indices", indices)] {
-        let input = (d.address, d.byte_len());
-        if out.1 > 0 && input.1 > 0 && out.0 < input.0 + input.1 && input.0 < out.0 + out.1 {
-            return Err(Error::new(
-                Status::Overlap,
-                format!(
-                    "output bytes [{:#x}, {:#x}) overlap {what} bytes [{:#x}, {:#x})",
-                    out.0,
-                    out.0 + out.1,
-                    input.0,
-                    input.0 + input.1
-                ),
-            ));
-        }
-    }
-    // SAFETY: each view is either empty or a non-NULL, aligned range the caller guarantees valid,
-    // and the output range overlaps neither input range (checked above), so the `&mut` is unique.
-    unsafe {
-        Ok(Buffers {
-            data: view(data),
-            indices: view(indices),
-            output: view_mut(output),
-        })
-    }
-}
-
-unsafe fn view<'a>(d: &Descriptor) -> &'a [u8] {
-    match d.byte_len() {
-        0 => &[],
-        // SAFETY: see `buffers`.
-        n => unsafe { std::slice::from_raw_parts(d.address as *const u8, n) },
-    }
-}
-
-unsafe fn view_mut<'a>(d: &Descriptor) -> &'a mut [MaybeUninit<u8>] {
-    match d.byte_len() {
-        0 => &mut [],
-        // SAFETY: see `buffers`; the output may be uninitialized, hence `MaybeUninit`.
-        n => unsafe { std::slice::from_raw_parts_mut(d.address as *mut MaybeUninit<u8>, n) },
-    }
 }

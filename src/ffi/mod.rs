@@ -10,16 +10,18 @@
 mod boundary;
 mod descriptor;
 
+use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::ops::gather_elements::GatherElements;
 use crate::ops::gather_nd::GatherNd;
-use crate::ops::{run_bytes, Plan};
-use crate::options::Options;
+use crate::ops::{buffers, Operator, Plan};
+use crate::options::{Flavor, Options};
+use crate::shape::MAX_RANK;
 use crate::tensor::TensorDesc;
 use boundary::{boundary, guard};
 use descriptor::{
-    buffers, check_dtype_codes, check_shape_pointers, read_options, read_shapes, read_tensor,
-    read_tensor_mut, Descriptor,
+    check_shape_pointers, read_dtypes, read_options, read_shapes, read_tensor, read_tensor_mut,
+    Descriptor,
 };
 use std::ffi::{c_char, c_void};
 
@@ -97,6 +99,75 @@ pub const GK_STATUS_PANIC: i32 = 12;
 pub const GK_FLAVOR_ONNX: i32 = 0;
 /// OpenVINO operators: GatherElements-6, GatherND-5/8.
 pub const GK_FLAVOR_OPENVINO: i32 = 1;
+
+/// The C numbers are the Rust enums' numbers, in the same order: a mismatch does not compile.
+/// (cbindgen writes the literals above into the header; the Rust enums are what the library
+/// uses.)
+const _: () = {
+    let dtypes = [
+        GK_DTYPE_FLOAT,
+        GK_DTYPE_UINT8,
+        GK_DTYPE_INT8,
+        GK_DTYPE_UINT16,
+        GK_DTYPE_INT16,
+        GK_DTYPE_INT32,
+        GK_DTYPE_INT64,
+        GK_DTYPE_STRING,
+        GK_DTYPE_BOOL,
+        GK_DTYPE_FLOAT16,
+        GK_DTYPE_DOUBLE,
+        GK_DTYPE_UINT32,
+        GK_DTYPE_UINT64,
+        GK_DTYPE_COMPLEX64,
+        GK_DTYPE_COMPLEX128,
+        GK_DTYPE_BFLOAT16,
+    ];
+    assert!(dtypes.len() == DType::ALL.len());
+    let mut i = 0;
+    while i < dtypes.len() {
+        assert!(dtypes[i] == DType::ALL[i].code());
+        i += 1;
+    }
+    let statuses = [
+        GK_STATUS_OK,
+        GK_STATUS_NULL_POINTER,
+        GK_STATUS_UNSUPPORTED_DTYPE,
+        GK_STATUS_INVALID_RANK,
+        GK_STATUS_INVALID_ATTRIBUTE,
+        GK_STATUS_SHAPE_MISMATCH,
+        GK_STATUS_INDEX_OUT_OF_BOUNDS,
+        GK_STATUS_OUTPUT_MISMATCH,
+        GK_STATUS_OVERLAP,
+        GK_STATUS_OVERFLOW,
+        GK_STATUS_UNSUPPORTED_VERSION,
+        GK_STATUS_INVALID_ARGUMENT,
+        GK_STATUS_PANIC,
+    ];
+    assert!(statuses.len() == Status::ALL.len());
+    let mut i = 0;
+    while i < statuses.len() {
+        assert!(statuses[i] == Status::ALL[i].code());
+        i += 1;
+    }
+    assert!(GK_FLAVOR_ONNX == Flavor::Onnx.code());
+    assert!(GK_FLAVOR_OPENVINO == Flavor::OpenVino.code());
+    assert!(GK_MAX_RANK == MAX_RANK);
+    assert!(GK_VERSION_MAJOR == parse_version(env!("CARGO_PKG_VERSION_MAJOR")));
+    assert!(GK_VERSION_MINOR == parse_version(env!("CARGO_PKG_VERSION_MINOR")));
+    assert!(GK_VERSION_PATCH == parse_version(env!("CARGO_PKG_VERSION_PATCH")));
+};
+
+/// A decimal version component, at compile time.
+const fn parse_version(digits: &str) -> u32 {
+    let bytes = digits.as_bytes();
+    let mut value = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        value = value * 10 + (bytes[i] - b'0') as u32;
+        i += 1;
+    }
+    value
+}
 
 /// An input tensor, read only. The library never keeps a pointer past the call.
 #[repr(C)]
@@ -176,7 +247,7 @@ unsafe fn read_call(
     output: *const gk_tensor_mut,
     options: *const gk_options,
 ) -> Result<([Descriptor; 3], Options)> {
-    // SAFETY (all three): pointers are NULL or valid, by the function's contract.
+    // SAFETY: the three pointers are NULL or valid, by the function's contract.
     let raws = unsafe {
         [
             read_tensor("data", data)?,
@@ -185,11 +256,11 @@ unsafe fn read_call(
         ]
     };
     check_shape_pointers(&raws)?;
-    check_dtype_codes(&raws)?;
+    let dtypes = read_dtypes(&raws)?;
     // SAFETY: NULL or valid, by contract.
     let options = unsafe { read_options(options) }?;
     // SAFETY: shapes were checked non-NULL where rank > 0; contents valid by contract.
-    let descriptors = unsafe { read_shapes(raws) }?;
+    let descriptors = unsafe { read_shapes(raws, dtypes) }?;
     Ok((descriptors, options))
 }
 
@@ -218,11 +289,11 @@ unsafe fn read_query(
         ));
     }
     check_shape_pointers(&raws)?;
-    check_dtype_codes(&raws)?;
+    let dtypes = read_dtypes(&raws)?;
     // SAFETY: NULL or valid, by contract.
     let options = unsafe { read_options(options) }?;
     // SAFETY: shapes were checked non-NULL where rank > 0; contents valid by contract.
-    let descriptors = unsafe { read_shapes(raws) }?;
+    let descriptors = unsafe { read_shapes(raws, dtypes) }?;
     Ok((descriptors, options))
 }
 
@@ -260,20 +331,21 @@ unsafe fn write_shape(
 ///
 /// # Safety
 /// As for `gk_gather_elements`.
-unsafe fn gather_call<P: Plan>(
+unsafe fn gather_call<O: Operator>(
     data: *const gk_tensor,
     indices: *const gk_tensor,
     output: *const gk_tensor_mut,
     options: *const gk_options,
-    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<P>,
+    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<Plan<O>>,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
     let ([d, i, o], options) = unsafe { read_call(data, indices, output, options) }?;
     let plan = boxed_plan(&d, &i, &options, make)?;
-    plan.common().check_output(&o.desc())?;
-    // SAFETY: forwarded contract; the plan validated the descriptors.
-    let b = unsafe { buffers(&d, &i, &o) }?;
-    run_bytes(&*plan, b.data, b.indices, b.output)
+    plan.check_output(o.desc())?;
+    // SAFETY: forwarded contract: each address holds its tensor's bytes, which the plan (whose
+    // shapes are the descriptors') knows.
+    let b = unsafe { buffers::view_addresses(&plan, [d.address, i.address, o.address]) }?;
+    plan.run_checked(b)
 }
 
 /// Steps 3–7: the plan, on the heap. A plan holds several shapes; in the entry point's frame it
@@ -281,12 +353,12 @@ unsafe fn gather_call<P: Plan>(
 /// at most 4 KiB of stack. Not inlined, so that building it (and its error messages) takes stack
 /// only while it runs.
 #[inline(never)]
-fn boxed_plan<P: Plan>(
+fn boxed_plan<O>(
     data: &Descriptor,
     indices: &Descriptor,
     options: &Options,
-    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<P>,
-) -> Result<Box<P>> {
+    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<Plan<O>>,
+) -> Result<Box<Plan<O>>> {
     make(data.desc(), indices.desc(), options).map(Box::new)
 }
 
@@ -294,28 +366,21 @@ fn boxed_plan<P: Plan>(
 ///
 /// # Safety
 /// As for `gk_gather_elements_output_shape`.
-unsafe fn shape_query<P: Plan>(
+unsafe fn shape_query<O: Operator>(
     data: *const gk_tensor,
     indices: *const gk_tensor,
     options: *const gk_options,
     shape_out: *mut i64,
     shape_capacity: usize,
     rank_out: *mut usize,
-    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<P>,
+    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<Plan<O>>,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
     let ([d, i], options) =
         unsafe { read_query(data, indices, options, shape_out, shape_capacity, rank_out) }?;
     let plan = boxed_plan(&d, &i, &options, make)?;
     // SAFETY: forwarded contract.
-    unsafe {
-        write_shape(
-            plan.common().output_shape.as_slice(),
-            shape_out,
-            shape_capacity,
-            rank_out,
-        )
-    }
+    unsafe { write_shape(plan.output_shape(), shape_out, shape_capacity, rank_out) }
 }
 
 /// Sets `*options` to the defaults for a struct of `struct_size` bytes (pass `sizeof *options`):
@@ -490,12 +555,4 @@ pub extern "C" fn gk_version() -> *const c_char {
     guard(c"".as_ptr(), || {
         concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
     })
-}
-
-/// Runs `body` inside the panic boundary every exported function uses and returns its status.
-/// Test support only: it lets a test make a panic happen where none is reachable from real input
-/// and check that it becomes `GK_STATUS_PANIC` with a message. Not part of the C ABI.
-#[doc(hidden)]
-pub fn __run_in_boundary_for_tests(body: impl FnOnce() -> crate::Result<()>) -> i32 {
-    boundary(body)
 }

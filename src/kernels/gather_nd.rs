@@ -10,15 +10,16 @@ use super::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use super::stream::{
     as_uninit, stream_copy, stream_fence, Staging, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
 };
-use super::{BadIndex, Lane};
-use crate::dtype::IndexElement;
+use super::{known_or, BadIndex};
+use crate::repr::IndexElement;
+use crate::repr::RawElement;
 use crate::shape::{saturating_product, Dims};
 use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 
 /// The flattened traversal of one GatherND call.
 #[derive(Clone, Debug)]
-pub(crate) struct NdLayout {
+pub(crate) struct NdKernel {
     /// Product of the `b` batch dimensions.
     batches: usize,
     /// Index tuples per batch: product of `indices.shape[b..q-1]`.
@@ -33,14 +34,14 @@ pub(crate) struct NdLayout {
     slice_len: usize,
 }
 
-impl NdLayout {
+impl NdKernel {
     /// The traversal for validated shapes: `b < min(q, r)`, equal batch dimensions and
     /// `1 <= k <= r - b`.
     pub(crate) fn new(
         data_shape: &[usize],
         indices_shape: &[usize],
         batch_dims: usize,
-    ) -> NdLayout {
+    ) -> NdKernel {
         // Cannot panic: the conditions above (checked by the plan) keep every slice in range.
         let b = batch_dims;
         let q = indices_shape.len();
@@ -56,7 +57,7 @@ impl NdLayout {
         }
         tuple_dims.as_mut_slice().reverse();
         tuple_strides.as_mut_slice().reverse();
-        NdLayout {
+        NdKernel {
             batches: saturating_product(&data_shape[..b]),
             tuples_per_batch: saturating_product(&indices_shape[b..q - 1]),
             batch_stride: saturating_product(&data_shape[b..]),
@@ -71,11 +72,11 @@ impl NdLayout {
     }
 
     /// The number of tuples and the bytes each moves, for choosing a thread count.
-    pub(crate) fn work(&self, lane_size: usize, index_size: usize) -> (usize, usize) {
+    pub(crate) fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
         (
             self.tuples(),
             self.slice_len
-                .saturating_mul(2 * lane_size)
+                .saturating_mul(2 * element_size)
                 .saturating_add(self.tuple_dims.len() * index_size),
         )
     }
@@ -83,60 +84,60 @@ impl NdLayout {
     /// Gathers every tuple's slice. Index values are checked even when slices are empty. On a bad
     /// index the tuples before it (in the single-threaded order) are written and the rest of the
     /// output is unspecified.
-    pub(crate) fn run<L: Lane, I: IndexElement>(
+    pub(crate) fn run<E: RawElement, I: IndexElement>(
         &self,
-        data: &[L],
+        data: &[E],
         indices: &[I],
-        out: &mut [MaybeUninit<L>],
+        out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> Result<(), BadIndex> {
         // Small slices get a copy of compile-time length (a few moves instead of a memcpy call);
         // the common tuple lengths (1 for lookups, 2 and 3 for points) a compile-time loop.
         match (self.tuple_dims.len(), self.slice_len) {
-            (1, 1) => self.run_with::<L, I, 1, 1>(data, indices, out, par),
-            (1, 2) => self.run_with::<L, I, 2, 1>(data, indices, out, par),
-            (1, 3) => self.run_with::<L, I, 3, 1>(data, indices, out, par),
-            (1, 4) => self.run_with::<L, I, 4, 1>(data, indices, out, par),
-            (1, 8) => self.run_with::<L, I, 8, 1>(data, indices, out, par),
-            (1, 16) => self.run_with::<L, I, 16, 1>(data, indices, out, par),
-            (1, _) => self.run_with::<L, I, 0, 1>(data, indices, out, par),
-            (2, 1) => self.run_with::<L, I, 1, 2>(data, indices, out, par),
-            (3, 1) => self.run_with::<L, I, 1, 3>(data, indices, out, par),
-            (_, 1) => self.run_with::<L, I, 1, 0>(data, indices, out, par),
-            (_, 2) => self.run_with::<L, I, 2, 0>(data, indices, out, par),
-            (_, 3) => self.run_with::<L, I, 3, 0>(data, indices, out, par),
-            (_, 4) => self.run_with::<L, I, 4, 0>(data, indices, out, par),
-            (_, 8) => self.run_with::<L, I, 8, 0>(data, indices, out, par),
-            (_, 16) => self.run_with::<L, I, 16, 0>(data, indices, out, par),
-            _ => self.run_with::<L, I, 0, 0>(data, indices, out, par),
+            (1, 1) => self.run_with::<E, I, 1, 1>(data, indices, out, par),
+            (1, 2) => self.run_with::<E, I, 2, 1>(data, indices, out, par),
+            (1, 3) => self.run_with::<E, I, 3, 1>(data, indices, out, par),
+            (1, 4) => self.run_with::<E, I, 4, 1>(data, indices, out, par),
+            (1, 8) => self.run_with::<E, I, 8, 1>(data, indices, out, par),
+            (1, 16) => self.run_with::<E, I, 16, 1>(data, indices, out, par),
+            (1, _) => self.run_with::<E, I, 0, 1>(data, indices, out, par),
+            (2, 1) => self.run_with::<E, I, 1, 2>(data, indices, out, par),
+            (3, 1) => self.run_with::<E, I, 1, 3>(data, indices, out, par),
+            (_, 1) => self.run_with::<E, I, 1, 0>(data, indices, out, par),
+            (_, 2) => self.run_with::<E, I, 2, 0>(data, indices, out, par),
+            (_, 3) => self.run_with::<E, I, 3, 0>(data, indices, out, par),
+            (_, 4) => self.run_with::<E, I, 4, 0>(data, indices, out, par),
+            (_, 8) => self.run_with::<E, I, 8, 0>(data, indices, out, par),
+            (_, 16) => self.run_with::<E, I, 16, 0>(data, indices, out, par),
+            _ => self.run_with::<E, I, 0, 0>(data, indices, out, par),
         }
     }
 
     /// The loop for slices of `N` elements and tuples of `K` components (0: known only at run
     /// time, `slice_len` and `tuple_dims.len()`).
     #[inline(always)]
-    fn run_with<L: Lane, I: IndexElement, const N: usize, const K: usize>(
+    fn run_with<E: RawElement, I: IndexElement, const N: usize, const K: usize>(
         &self,
-        data: &[L],
+        data: &[E],
         indices: &[I],
-        out: &mut [MaybeUninit<L>],
+        out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> Result<(), BadIndex> {
         let tuples = self.tuples();
         if tuples == 0 {
             return Ok(());
         }
-        let len = if N == 0 { self.slice_len } else { N };
+        let len = known_or(N, self.slice_len);
         // Whole slices of at least a few cache lines go straight to memory when the output is
         // too large to stay in cache anyway.
-        let slice_bytes = len * std::mem::size_of::<L>();
+        let slice_bytes = len * std::mem::size_of::<E>();
         // Small slices of compile-time length are streamed through an L1 staging buffer.
         let stream = (N != 0 || slice_bytes >= STREAM_MIN_SLICE_BYTES)
             && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES;
         // Prefetch whole slices, far enough ahead to cover a memory latency: 64 tuples for small
         // slices, fewer (at least the next one) when slices are large.
         let ahead_tuples = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
-        let k = if K == 0 { self.tuple_dims.len() } else { K };
+        let k = known_or(K, self.tuple_dims.len());
         // Cannot panic: `run` picks K only when it equals tuple_dims.len() (= tuple_strides.len()).
         let dims = &self.tuple_dims.as_slice()[..k];
         let strides = &self.tuple_strides.as_slice()[..k];
@@ -165,17 +166,11 @@ impl NdLayout {
                     ahead_tuples,
                     stream,
                 };
-                run.gather::<L, I, N, K>(
-                    data,
-                    &indices[t * k..run_end * k],
-                    part,
-                    len,
-                    &mut scratch,
-                )
-                .map_err(|(p, value)| BadIndex {
-                    position: t * k + p,
-                    value,
-                })?;
+                run.gather::<E, I, N, K>(data, &indices[t * k..run_end * k], part, &mut scratch)
+                    .map_err(|(p, value)| BadIndex {
+                        position: t * k + p,
+                        value,
+                    })?;
                 t = run_end;
             }
             if stream {
@@ -214,17 +209,16 @@ impl BatchRun<'_> {
     /// are read once into positions (see `resolve`), and only those positions address `data`. A
     /// block with a bad component is not copied.
     #[inline(always)]
-    fn gather<L: Lane, I: IndexElement, const N: usize, const K: usize>(
+    fn gather<E: RawElement, I: IndexElement, const N: usize, const K: usize>(
         &self,
-        data: &[L],
+        data: &[E],
         idx: &[I],
-        out: &mut [MaybeUninit<L>],
-        len: usize,
+        out: &mut [MaybeUninit<E>],
         scratch: &mut Scratch,
     ) -> Result<(), (usize, i64)> {
         // Compile-time lengths when known; `run` picked N and K to match the layout.
-        let k = if K == 0 { self.dims.len() } else { K };
-        let len = if N == 0 { len } else { N };
+        let k = known_or(K, self.dims.len());
+        let len = known_or(N, self.slice_len);
         let dims = &self.dims[..k];
         let Scratch {
             components,
@@ -258,11 +252,11 @@ impl BatchRun<'_> {
             }
             let first = b * block_tuples;
             if self.stream {
-                self.gather_in_range::<L, I, N, K, true>(
+                self.gather_in_range::<E, I, N, K, true>(
                     batch, idx, first, tuples, out_block, staging,
                 );
             } else {
-                self.gather_in_range::<L, I, N, K, false>(
+                self.gather_in_range::<E, I, N, K, false>(
                     batch, idx, first, tuples, out_block, staging,
                 );
             }
@@ -276,27 +270,27 @@ impl BatchRun<'_> {
     /// `STREAM` and `N != 0`). `idx` (the caller's) only guides prefetches.
     #[inline(always)]
     fn gather_in_range<
-        L: Lane,
+        E: RawElement,
         I: IndexElement,
         const N: usize,
         const K: usize,
         const STREAM: bool,
     >(
         &self,
-        batch: &[L],
+        batch: &[E],
         idx: &[I],
         first: usize,
         tuples: &[usize],
-        out_block: &mut [MaybeUninit<L>],
+        out_block: &mut [MaybeUninit<E>],
         staging: &mut Option<Staging>,
     ) {
         let Some(staging) = staging.as_mut().filter(|_| STREAM && N != 0) else {
-            return self.copy_tuples::<L, I, N, K, STREAM>(batch, idx, first, tuples, out_block);
+            return self.copy_tuples::<E, I, N, K, STREAM>(batch, idx, first, tuples, out_block);
         };
-        let k = if K == 0 { self.dims.len() } else { K };
+        let k = known_or(K, self.dims.len());
         // Small slices are gathered into an L1 buffer, which then goes out in whole lines.
-        let buffer = staging.lanes::<L>();
-        // Not zero: N <= 16 lanes of at most 16 bytes is far less than the buffer.
+        let buffer = staging.elements::<E>();
+        // Not zero: N <= 16 elements of at most 16 bytes is far less than the buffer.
         let per_piece = buffer.len() / N;
         let pieces = tuples
             .chunks(per_piece * k)
@@ -304,23 +298,29 @@ impl BatchRun<'_> {
         for (p, (tuples_piece, out_piece)) in pieces.enumerate() {
             let staged = &mut buffer[..out_piece.len()];
             let piece_first = first + p * per_piece;
-            self.copy_tuples::<L, I, N, K, false>(batch, idx, piece_first, tuples_piece, staged);
+            self.copy_tuples::<E, I, N, K, false>(batch, idx, piece_first, tuples_piece, staged);
             stream_copy(out_piece, staged);
         }
     }
 
     /// [`Self::gather_in_range`]'s copy loop; with `STREAM`, each slice is streamed on its own.
     #[inline(always)]
-    fn copy_tuples<L: Lane, I: IndexElement, const N: usize, const K: usize, const STREAM: bool>(
+    fn copy_tuples<
+        E: RawElement,
+        I: IndexElement,
+        const N: usize,
+        const K: usize,
+        const STREAM: bool,
+    >(
         &self,
-        batch: &[L],
+        batch: &[E],
         idx: &[I],
         first: usize,
         tuples: &[usize],
-        out_block: &mut [MaybeUninit<L>],
+        out_block: &mut [MaybeUninit<E>],
     ) {
-        let k = if K == 0 { self.dims.len() } else { K };
-        let len = if N == 0 { self.slice_len } else { N };
+        let k = known_or(K, self.dims.len());
+        let len = known_or(N, self.slice_len);
         let strides = &self.strides[..k];
         let stride0 = strides[0];
         // Cannot underflow: a tuple with every component in range exists (this block), so no
@@ -373,7 +373,7 @@ mod tests {
     #[test]
     fn layout_flattens_batches_tuples_and_slices() {
         // data [2, 3, 4, 5], indices [2, 7, 2], b = 1: tuples index dims 1 and 2, slices of 5.
-        let l = NdLayout::new(&[2, 3, 4, 5], &[2, 7, 2], 1);
+        let l = NdKernel::new(&[2, 3, 4, 5], &[2, 7, 2], 1);
         assert_eq!(
             (l.batches, l.tuples_per_batch, l.batch_stride, l.slice_len),
             (2, 7, 60, 5)

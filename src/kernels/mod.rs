@@ -3,7 +3,7 @@
 //!
 //! Panics: none on any input, because the plan guarantees what the slicing here relies on
 //! (ranks >= 1 where a last dimension is taken, attribute below the rank, buffer lengths equal
-//! to the shapes' element counts, checked by `ops::typed_as_bytes`/`run_bytes` before a kernel runs).
+//! to the shapes' element counts, checked by `ops::buffers` before a kernel runs).
 //! Slicing stays bounds-checked, so a mistake in the layout arithmetic would panic (caught at the
 //! C boundary as `GK_STATUS_PANIC`) rather than touch memory outside a buffer; the only
 //! unchecked reads are the per-element loads whose SAFETY comments prove them in range. Sites
@@ -11,36 +11,42 @@
 //! chunk list of a threaded call and the tiled traversal's packing buffer (at most one 256 KiB
 //! tile per thread); an allocation failure aborts, as everywhere in Rust.
 //!
-//! Kernels move [`Lane`]s: width-only element types (`u8`, `u16`, `u32`, `[u32; 2]`,
-//! `[u64; 2]`). A kernel only ever stores lanes it loaded from the data slice, which is what makes
-//! it sound to run a kernel on a `bool` or `StringHandle` output viewed as lanes.
+//! Kernels move [`RawElement`](crate::repr::RawElement)s: elements known only by their width
+//! (`u8`, `u16`, `u32`, `[u32; 2]`, `[u64; 2]`). A kernel only ever stores elements it loaded from
+//! the data slice, which is what makes it sound to run a kernel on a `bool` or `StringHandle`
+//! output viewed as raw elements.
 
+mod cursor;
 mod gather_elements;
 mod gather_nd;
 mod isa;
-mod lanes;
 mod parallel;
 mod prefetch;
 mod resolve;
 mod stream;
+mod views;
 
-pub(crate) use gather_elements::ElementsLayout;
-pub(crate) use gather_nd::NdLayout;
-pub(crate) use lanes::{
-    byte_indices, byte_lanes, byte_lanes_out, bytes_out, element_bytes, element_lanes_out,
-    index_bytes, lanes_as_bytes_out, uninit_lanes_out,
+pub(crate) use gather_elements::ElementsKernel;
+pub use gather_elements::ElementsTraversal;
+pub(crate) use gather_nd::NdKernel;
+pub(crate) use views::{
+    bytes_out, element_bytes, element_bytes_out, from_bytes, from_bytes_out, index_bytes,
+    indices_from_bytes, uninit_bytes_out,
 };
 
-use crate::dtype::IndexElement;
+use crate::repr::IndexElement;
 
-/// A width-only element type that kernels copy. Not nameable outside the crate.
-pub trait Lane: Copy + Send + Sync + 'static {}
-
-impl Lane for u8 {}
-impl Lane for u16 {}
-impl Lane for u32 {}
-impl Lane for [u32; 2] {}
-impl Lane for [u64; 2] {}
+/// A length known at compile time (`COMPILE_TIME`, not 0) or only at run time (`COMPILE_TIME` =
+/// 0, the sentinel of kernels with a const length parameter): loops over the result unroll when
+/// it is a constant.
+#[inline(always)]
+pub(crate) const fn known_or(compile_time: usize, run_time: usize) -> usize {
+    if compile_time == 0 {
+        run_time
+    } else {
+        compile_time
+    }
+}
 
 /// The first out-of-range index a kernel met, in row-major order of `indices`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

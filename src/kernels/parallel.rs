@@ -14,16 +14,16 @@ use std::sync::Mutex;
 /// Runs `work(range, out_chunk)` over `0..units` split into `par.tasks()` contiguous ranges,
 /// where unit `u` owns `out[u * unit_len..(u + 1) * unit_len]`. Returns the lowest-positioned bad
 /// index.
-pub(crate) fn split_units<L, F>(
-    out: &mut [MaybeUninit<L>],
+pub(crate) fn split_units<E, F>(
+    out: &mut [MaybeUninit<E>],
     units: usize,
     unit_len: usize,
     par: Parallel,
     work: F,
 ) -> Result<(), BadIndex>
 where
-    L: Send,
-    F: Fn(Range<usize>, &mut [MaybeUninit<L>]) -> Result<(), BadIndex> + Sync,
+    E: Send,
+    F: Fn(Range<usize>, &mut [MaybeUninit<E>]) -> Result<(), BadIndex> + Sync,
 {
     let tasks = par.tasks();
     if tasks <= 1 || units <= 1 {
@@ -67,8 +67,8 @@ where
     }
 }
 
-enum ChunkSlot<'a, L> {
-    Todo(Range<usize>, &'a mut [MaybeUninit<L>]),
+enum ChunkSlot<'a, E> {
+    Todo(Range<usize>, &'a mut [MaybeUninit<E>]),
     Done(Option<BadIndex>),
 }
 
@@ -89,20 +89,20 @@ where
 }
 
 /// An output that several threads write at once, each through ranges no other thread touches.
-pub(crate) struct DisjointOut<'a, L> {
-    ptr: *mut MaybeUninit<L>,
+pub(crate) struct DisjointOut<'a, E> {
+    ptr: *mut MaybeUninit<E>,
     len: usize,
-    _borrow: std::marker::PhantomData<&'a mut [MaybeUninit<L>]>,
+    _borrow: std::marker::PhantomData<&'a mut [MaybeUninit<E>]>,
 }
 
 // SAFETY: it hands out `&mut` ranges only through `range`, whose contract makes them disjoint;
-// sharing it is like sharing disjoint `&mut` slices, which is fine for `L: Send`.
-unsafe impl<L: Send> Sync for DisjointOut<'_, L> {}
+// sharing it is like sharing disjoint `&mut` slices, which is fine for `E: Send`.
+unsafe impl<E: Send> Sync for DisjointOut<'_, E> {}
 // SAFETY: as above.
-unsafe impl<L: Send> Send for DisjointOut<'_, L> {}
+unsafe impl<E: Send> Send for DisjointOut<'_, E> {}
 
-impl<'a, L> DisjointOut<'a, L> {
-    pub(crate) fn new(out: &'a mut [MaybeUninit<L>]) -> DisjointOut<'a, L> {
+impl<'a, E> DisjointOut<'a, E> {
+    pub(crate) fn new(out: &'a mut [MaybeUninit<E>]) -> DisjointOut<'a, E> {
         DisjointOut {
             ptr: out.as_mut_ptr(),
             len: out.len(),
@@ -117,7 +117,7 @@ impl<'a, L> DisjointOut<'a, L> {
     // Handing out `&mut` from `&self` is the point: threads share the handle, and the contract
     // above keeps their ranges apart.
     #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn range(&self, start: usize, len: usize) -> &mut [MaybeUninit<L>] {
+    pub(crate) unsafe fn range(&self, start: usize, len: usize) -> &mut [MaybeUninit<E>] {
         // Cannot fail for a validated plan (the tiled traversal asks only for rows of the output);
         // it stays a real check because the pointer arithmetic below relies on it.
         assert!(

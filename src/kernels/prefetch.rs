@@ -9,36 +9,36 @@
 /// when it is at most 64 bytes (one line per call keeps small-slice loops lean), every line
 /// otherwise; nothing when the range is outside `data`.
 #[inline(always)]
-pub(crate) fn prefetch_range<L>(data: &[L], offset: usize, len: usize) {
+pub(crate) fn prefetch_range<E>(data: &[E], offset: usize, len: usize) {
     if offset <= data.len() && len <= data.len() - offset {
-        range_lines::<L, false>(data, offset, len);
+        range_lines::<E, false>(data, offset, len);
     }
 }
 
 /// [`prefetch_range`] without the range check, for callers that keep `offset + len <=
 /// data.len()` by construction (debug builds assert it).
 #[inline(always)]
-pub(crate) fn prefetch_range_in<L>(data: &[L], offset: usize, len: usize) {
+pub(crate) fn prefetch_range_in<E>(data: &[E], offset: usize, len: usize) {
     debug_assert!(offset + len <= data.len());
-    range_lines::<L, false>(data, offset, len);
+    range_lines::<E, false>(data, offset, len);
 }
 
 /// [`prefetch_range`] into the outer caches (L2) only, for data needed a while from now that
 /// must not push out what L1 holds.
 #[inline(always)]
-pub(crate) fn prefetch_range_l2<L>(data: &[L], offset: usize, len: usize) {
+pub(crate) fn prefetch_range_l2<E>(data: &[E], offset: usize, len: usize) {
     if offset <= data.len() && len <= data.len() - offset {
-        range_lines::<L, true>(data, offset, len);
+        range_lines::<E, true>(data, offset, len);
     }
 }
 
 /// Starts loading the `lines` cache lines that begin at `data[offset]`, clipped to `data`.
 #[inline(always)]
-pub(crate) fn prefetch_lines<L>(data: &[L], offset: usize, lines: usize) {
+pub(crate) fn prefetch_lines<E>(data: &[E], offset: usize, lines: usize) {
     let Some(bytes_left) = data.len().checked_sub(offset) else {
         return;
     };
-    let bytes_left = bytes_left * std::mem::size_of::<L>();
+    let bytes_left = bytes_left * std::mem::size_of::<E>();
     let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
     for l in 0..lines {
         let at = l * 64;
@@ -52,11 +52,11 @@ pub(crate) fn prefetch_lines<L>(data: &[L], offset: usize, lines: usize) {
 /// The lines of `data[offset..offset + len]` as [`prefetch_range`] takes them, into L2 only when
 /// `OUTER`.
 #[inline(always)]
-fn range_lines<L, const OUTER: bool>(data: &[L], offset: usize, len: usize) {
+fn range_lines<E, const OUTER: bool>(data: &[E], offset: usize, len: usize) {
     if len == 0 {
         return;
     }
-    let bytes = len * std::mem::size_of::<L>();
+    let bytes = len * std::mem::size_of::<E>();
     let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
     line::<OUTER>(start);
     if bytes > 64 {

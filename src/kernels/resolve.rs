@@ -13,7 +13,7 @@
 //! The common block, every value already non-negative and in range, costs a copy and one
 //! vectorized compare per value.
 
-use crate::dtype::IndexElement;
+use crate::repr::IndexElement;
 use std::mem::MaybeUninit;
 
 /// Index values copied per block: small enough for the copy to stay in L1 between the check and

@@ -4,7 +4,7 @@
 //! caches costs its size twice in memory traffic. Non-temporal stores write whole lines without
 //! reading them. Kernels gather into a small buffer in L1 and hand it to [`stream_copy`].
 
-use super::Lane;
+use crate::repr::RawElement;
 use std::mem::MaybeUninit;
 
 /// Outputs at least this large are streamed; smaller ones are likely to be read again soon, from
@@ -31,25 +31,25 @@ impl Staging {
         Staging(Vec::with_capacity(STAGING_BYTES + STAGING_ALIGN - 1))
     }
 
-    /// The buffer as `STAGING_BYTES / size_of::<L>()` lanes.
-    pub(crate) fn lanes<L: Lane>(&mut self) -> &mut [MaybeUninit<L>] {
+    /// The buffer as `STAGING_BYTES / size_of::<E>()` elements.
+    pub(crate) fn elements<E: RawElement>(&mut self) -> &mut [MaybeUninit<E>] {
         let bytes = self.0.spare_capacity_mut();
         // Cannot panic: the capacity leaves room for any offset below the alignment (and
         // `align_offset` of a byte pointer to a power of two is below it).
         let start = bytes.as_ptr().align_offset(STAGING_ALIGN);
         let bytes = &mut bytes[start..start + STAGING_BYTES];
-        let len = STAGING_BYTES / std::mem::size_of::<L>();
-        // SAFETY: `bytes` starts 64-byte aligned, more than any lane type needs (16 at most), and
-        // `len` lanes fit in its bytes; `MaybeUninit` makes no claim about the contents, and the
+        let len = STAGING_BYTES / std::mem::size_of::<E>();
+        // SAFETY: `bytes` starts 64-byte aligned, more than any raw element needs (16 at most), and
+        // `len` elements fit in its bytes; `MaybeUninit` makes no claim about the contents, and the
         // borrow of `self` keeps the view exclusive.
-        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<MaybeUninit<L>>(), len) }
+        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<MaybeUninit<E>>(), len) }
     }
 }
 
 /// Initialized elements viewed as possibly-uninitialized ones (for [`stream_copy`]'s source).
-pub(crate) fn as_uninit<L>(s: &[L]) -> &[MaybeUninit<L>] {
-    // SAFETY: `MaybeUninit<L>` has `L`'s layout, and a shared view never de-initializes anything.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<MaybeUninit<L>>(), s.len()) }
+pub(crate) fn as_uninit<E>(s: &[E]) -> &[MaybeUninit<E>] {
+    // SAFETY: `MaybeUninit<E>` has `E`'s layout, and a shared view never de-initializes anything.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<MaybeUninit<E>>(), s.len()) }
 }
 
 /// Copies `src` into `dst` (equal lengths): the whole 64-byte lines of `dst` with non-temporal
@@ -61,7 +61,7 @@ pub(crate) fn as_uninit<L>(s: &[L]) -> &[MaybeUninit<L>] {
 /// costs a read-modify-write in memory; GatherND with 1020-byte slices ran at 0.44x ONNX Runtime
 /// when each 16-byte-aligned piece was streamed.
 #[inline]
-pub(crate) fn stream_copy<L: Lane>(dst: &mut [MaybeUninit<L>], src: &[MaybeUninit<L>]) {
+pub(crate) fn stream_copy<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit<E>]) {
     // Cannot fail: callers pass two slices of the same `len`; kept as a real check because the
     // raw copies below rely on it.
     assert_eq!(dst.len(), src.len());
@@ -75,7 +75,7 @@ pub(crate) fn stream_copy<L: Lane>(dst: &mut [MaybeUninit<L>], src: &[MaybeUnini
         // SAFETY: every access is within the first `bytes` bytes of `src` and `dst`, which are
         // distinct buffers of that size; `d + i` is 64-byte aligned in the loop (head aligns it),
         // so each group of four 16-byte stores fills one line; SSE2 is part of the x86_64
-        // baseline. Bytes are copied whole, so every `L` in `dst` ends up equal to the one in
+        // baseline. Bytes are copied whole, so every `E` in `dst` ends up equal to the one in
         // `src`.
         unsafe {
             std::ptr::copy_nonoverlapping(s, d, head);
@@ -123,12 +123,9 @@ mod tests {
                 stream_copy(&mut store[offset..offset + len], &src);
                 stream_fence();
                 for (i, v) in store[offset..offset + len].iter().enumerate() {
-                    // SAFETY: every element was initialized.
-                    assert_eq!(
-                        unsafe { v.assume_init() },
-                        i as u32 * 7 + 1,
-                        "offset {offset} len {len}"
-                    );
+                    // SAFETY: stream_copy initialized every element of the range.
+                    let v = unsafe { v.assume_init() };
+                    assert_eq!(v, i as u32 * 7 + 1, "offset {offset} len {len}");
                 }
             }
         }

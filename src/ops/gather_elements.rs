@@ -1,13 +1,18 @@
 //! GatherElements: ONNX 11 and 13, OpenVINO 6.
+//!
+//! Specifications: ONNX <https://onnx.ai/onnx/operators/onnx__GatherElements.html> (and its
+//! version 11 text in `docs/Changelog.md`), OpenVINO GatherElements-6
+//! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-elements-6.html>.
 
-use super::{allowed_range, checked_sizes, index_type, run_bytes, typed_as_bytes, Common, Plan};
-use crate::dtype::{DType, Element, IndexElement};
+use super::{allowed_range, index_type, Operator, Plan};
+use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
-use crate::kernels::{self, BadIndex, ElementsLayout, Lane};
+use crate::kernels::{BadIndex, ElementsKernel, ElementsTraversal};
 use crate::options::{Flavor, Options};
+use crate::repr::{IndexElement, RawElement};
 use crate::shape::{check_rank_limit, coordinates, format_dims, Dims};
 use crate::tensor::TensorDesc;
-use crate::threads::{Parallel, ThreadBudget};
+use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 
 /// The GatherElements specification a call follows.
@@ -25,12 +30,12 @@ impl GatherElementsVersion {
     /// The version `options` selects; a version below the first is `Status::UnsupportedVersion`.
     pub fn select(options: &Options) -> Result<GatherElementsVersion> {
         Ok(match options.flavor {
-            Flavor::Onnx => match options.resolve_version("GatherElements", 11, 13)? {
+            Flavor::Onnx => match options.resolve_opset("GatherElements", 11, 13)? {
                 11 | 12 => GatherElementsVersion::Onnx11,
                 _ => GatherElementsVersion::Onnx13,
             },
             Flavor::OpenVino => {
-                options.resolve_version("GatherElements", 6, 6)?;
+                options.resolve_opset("GatherElements", 6, 6)?;
                 GatherElementsVersion::OpenVino6
             }
         })
@@ -49,20 +54,25 @@ impl GatherElementsVersion {
     pub fn supports(self, dtype: DType) -> bool {
         !(self == GatherElementsVersion::Onnx11 && dtype == DType::Bfloat16)
     }
+
+    /// Whether `indices` must equal `data` off the axis (OpenVINO) rather than be at most its
+    /// size (ONNX).
+    pub fn off_axis_dimensions_equal(self) -> bool {
+        self == GatherElementsVersion::OpenVino6
+    }
 }
 
-/// A validated GatherElements call: dtypes, ranks, axis and shapes checked, output shape known.
-///
-/// Build one with [`GatherElements::new`], check an output with
-/// [`check_output`](GatherElements::check_output), then run it on buffers as often as needed.
+/// A validated GatherElements call: a [`Plan`] whose constructor is [`GatherElements::new`].
+pub type GatherElements = Plan<GatherElementsOp>;
+
+/// The GatherElements half of a [`GatherElements`] plan: version, axis and the kernel's layout.
 #[derive(Clone, Debug)]
-pub struct GatherElements {
+pub struct GatherElementsOp {
     version: GatherElementsVersion,
-    common: Common,
     data_shape: Dims,
     indices_shape: Dims,
     axis: usize,
-    layout: ElementsLayout,
+    kernel: ElementsKernel,
 }
 
 impl GatherElements {
@@ -119,7 +129,7 @@ impl GatherElements {
         }
         let axis = if axis < 0 { axis + rank } else { axis } as usize;
 
-        let equal_off_axis = options.flavor == Flavor::OpenVino;
+        let equal_off_axis = version.off_axis_dimensions_equal();
         for (d, (&n, &m)) in indices.shape.iter().zip(data.shape).enumerate() {
             let fits = if equal_off_axis { n == m } else { n <= m };
             if d != axis && !fits {
@@ -139,110 +149,58 @@ impl GatherElements {
             }
         }
 
-        let (data_len, indices_len, output_len) = checked_sizes(&data, &indices, indices.shape)?;
-        Ok(GatherElements {
+        let gather = GatherElementsOp {
             version,
-            common: Common {
-                operator: op,
-                data_dtype: data.dtype,
-                index_type,
-                data_len,
-                indices_len,
-                output_shape: Dims::from_slice(indices.shape),
-                output_len,
-                threads: ThreadBudget::new(options.num_threads, options.parallel_for),
-            },
             data_shape: Dims::from_slice(data.shape),
             indices_shape: Dims::from_slice(indices.shape),
             axis,
-            layout: ElementsLayout::new(data.shape, indices.shape, axis),
-        })
+            kernel: ElementsKernel::new(data.shape, indices.shape, axis, data.dtype.size()),
+        };
+        let output_shape = Dims::from_slice(indices.shape);
+        Plan::assemble(
+            op,
+            &data,
+            &indices,
+            index_type,
+            output_shape,
+            options,
+            gather,
+        )
     }
 
     /// The specification version in use.
     pub fn version(&self) -> GatherElementsVersion {
-        self.version
+        self.op.version
     }
 
     /// The axis, normalized to `0..rank`.
     pub fn axis(&self) -> usize {
-        self.axis
+        self.op.axis
     }
 
-    /// The output shape (equal to the indices shape).
-    pub fn output_shape(&self) -> &[usize] {
-        self.common.output_shape.as_slice()
-    }
-
-    /// Checks that `output` has the data's dtype and the output shape
-    /// (`Status::OutputMismatch` otherwise).
-    pub fn check_output(&self, output: TensorDesc<'_>) -> Result<()> {
-        self.common.check_output(&output)
-    }
-
-    /// Gathers into `output`. Checks that `T` and `I` are the planned dtypes and that each slice's
-    /// length matches its shape (`Status::InvalidArgument`); then writes `output`. An out-of-range
-    /// index value is `Status::IndexOutOfBounds`, and leaves `output` partly written.
-    pub fn run<T: Element, I: IndexElement>(
-        &self,
-        data: &[T],
-        indices: &[I],
-        output: &mut [T],
-    ) -> Result<()> {
-        let b = typed_as_bytes(self, data, indices, kernels::element_lanes_out(output))?;
-        self.run_bytes_uninit(b.data, b.indices, b.output)
-    }
-
-    /// As [`run`](GatherElements::run), into uninitialized storage; on `Ok` every element of
-    /// `output` is initialized.
-    pub fn run_uninit<T: Element, I: IndexElement>(
-        &self,
-        data: &[T],
-        indices: &[I],
-        output: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        let b = typed_as_bytes(self, data, indices, kernels::uninit_lanes_out(output))?;
-        self.run_bytes_uninit(b.data, b.indices, b.output)
-    }
-
-    /// Gathers between byte buffers holding the planned dtypes. Each buffer must hold exactly its
-    /// tensor's bytes and be aligned to its dtype's [`DType::alignment`] when non-empty
-    /// (`Status::InvalidArgument` otherwise).
-    pub fn run_bytes(&self, data: &[u8], indices: &[u8], output: &mut [u8]) -> Result<()> {
-        run_bytes(self, data, indices, kernels::bytes_out(output))
-    }
-
-    /// As `run_bytes`, into uninitialized bytes.
-    pub fn run_bytes_uninit(
-        &self,
-        data: &[u8],
-        indices: &[u8],
-        output: &mut [MaybeUninit<u8>],
-    ) -> Result<()> {
-        run_bytes(self, data, indices, output)
+    /// The traversal the kernel takes for these shapes and this element size (what the tests of
+    /// each traversal assert they reach).
+    pub fn traversal(&self) -> ElementsTraversal {
+        self.op.kernel.traversal()
     }
 }
 
-impl Plan for GatherElements {
-    fn common(&self) -> &Common {
-        &self.common
+impl Operator for GatherElementsOp {
+    fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
+        self.kernel.work(element_size, index_size)
     }
 
-    fn work(&self, lane_size: usize, index_size: usize) -> (usize, usize) {
-        self.layout.work(lane_size, index_size)
-    }
-
-    fn gather<L: Lane, I: IndexElement>(
+    fn gather<E: RawElement, I: IndexElement>(
         &self,
-        data: &[L],
+        data: &[E],
         indices: &[I],
-        out: &mut [MaybeUninit<L>],
+        out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> std::result::Result<(), BadIndex> {
-        self.layout.run(data, indices, out, par)
+        self.kernel.run(data, indices, out, par)
     }
 
-    fn bad_index_error(&self, bad: BadIndex) -> Error {
+    fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error {
         // Cannot panic: `bad.position` is a real element of indices, and the axis was validated
         // to be below the rank.
         let at = coordinates(bad.position, self.indices_shape.as_slice());
@@ -251,8 +209,7 @@ impl Plan for GatherElements {
         Error::new(
             Status::IndexOutOfBounds,
             format!(
-                "{}: indices{} = {} is out of range; {allowed}",
-                self.common.operator,
+                "{operator}: indices{} = {} is out of range; {allowed}",
                 format_dims(at.as_slice()),
                 bad.value
             ),

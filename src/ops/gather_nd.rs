@@ -1,13 +1,20 @@
 //! GatherND: ONNX 11, 12 and 13, OpenVINO 5 and 8.
+//!
+//! Specifications: ONNX <https://onnx.ai/onnx/operators/onnx__GatherND.html> (versions 11 and
+//! 12 in `docs/Changelog.md`), OpenVINO GatherND-5
+//! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-nd-5.html>
+//! and GatherND-8
+//! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-nd-8.html>.
 
-use super::{allowed_range, checked_sizes, index_type, run_bytes, typed_as_bytes, Common, Plan};
-use crate::dtype::{DType, Element, IndexElement};
+use super::{allowed_range, index_type, Operator, Plan};
+use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
-use crate::kernels::{self, BadIndex, Lane, NdLayout};
+use crate::kernels::{BadIndex, NdKernel};
 use crate::options::{Flavor, Options};
+use crate::repr::{IndexElement, RawElement};
 use crate::shape::{check_rank_limit, coordinates, format_dims, Dims, MAX_RANK};
 use crate::tensor::TensorDesc;
-use crate::threads::{Parallel, ThreadBudget};
+use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 
 /// The GatherND specification a call follows.
@@ -29,12 +36,12 @@ impl GatherNdVersion {
     /// The version `options` selects; a version below the first is `Status::UnsupportedVersion`.
     pub fn select(options: &Options) -> Result<GatherNdVersion> {
         Ok(match options.flavor {
-            Flavor::Onnx => match options.resolve_version("GatherND", 11, 13)? {
+            Flavor::Onnx => match options.resolve_opset("GatherND", 11, 13)? {
                 11 => GatherNdVersion::Onnx11,
                 12 => GatherNdVersion::Onnx12,
                 _ => GatherNdVersion::Onnx13,
             },
-            Flavor::OpenVino => match options.resolve_version("GatherND", 5, 8)? {
+            Flavor::OpenVino => match options.resolve_opset("GatherND", 5, 8)? {
                 5..=7 => GatherNdVersion::OpenVino5,
                 _ => GatherNdVersion::OpenVino8,
             },
@@ -59,15 +66,17 @@ impl GatherNdVersion {
     }
 }
 
-/// A validated GatherND call: dtypes, ranks, `batch_dims` and shapes checked, output shape known.
+/// A validated GatherND call: a [`Plan`] whose constructor is [`GatherNd::new`].
+pub type GatherNd = Plan<GatherNdOp>;
+
+/// The GatherND half of a [`GatherNd`] plan: version, batch dimensions and the kernel's layout.
 #[derive(Clone, Debug)]
-pub struct GatherNd {
+pub struct GatherNdOp {
     version: GatherNdVersion,
-    common: Common,
     data_shape: Dims,
     indices_shape: Dims,
     batch_dims: usize,
-    layout: NdLayout,
+    kernel: NdKernel,
 }
 
 impl GatherNd {
@@ -147,80 +156,32 @@ impl GatherNd {
         }
 
         let output_shape = output_shape(version, data.shape, indices.shape, b, k)?;
-        let (data_len, indices_len, output_len) =
-            checked_sizes(&data, &indices, output_shape.as_slice())?;
-        Ok(GatherNd {
+        let gather = GatherNdOp {
             version,
-            common: Common {
-                operator: op,
-                data_dtype: data.dtype,
-                index_type,
-                data_len,
-                indices_len,
-                output_shape,
-                output_len,
-                threads: ThreadBudget::new(options.num_threads, options.parallel_for),
-            },
             data_shape: Dims::from_slice(data.shape),
             indices_shape: Dims::from_slice(indices.shape),
             batch_dims: b,
-            layout: NdLayout::new(data.shape, indices.shape, b),
-        })
+            kernel: NdKernel::new(data.shape, indices.shape, b),
+        };
+        Plan::assemble(
+            op,
+            &data,
+            &indices,
+            index_type,
+            output_shape,
+            options,
+            gather,
+        )
     }
 
     /// The specification version in use.
     pub fn version(&self) -> GatherNdVersion {
-        self.version
+        self.op.version
     }
 
-    /// The output shape.
-    pub fn output_shape(&self) -> &[usize] {
-        self.common.output_shape.as_slice()
-    }
-
-    /// Checks that `output` has the data's dtype and the output shape
-    /// (`Status::OutputMismatch` otherwise).
-    pub fn check_output(&self, output: TensorDesc<'_>) -> Result<()> {
-        self.common.check_output(&output)
-    }
-
-    /// Gathers into `output`; see [`GatherElements::run`](crate::GatherElements::run) for the
-    /// checks. Index values are checked even when the output has no elements.
-    pub fn run<T: Element, I: IndexElement>(
-        &self,
-        data: &[T],
-        indices: &[I],
-        output: &mut [T],
-    ) -> Result<()> {
-        let b = typed_as_bytes(self, data, indices, kernels::element_lanes_out(output))?;
-        self.run_bytes_uninit(b.data, b.indices, b.output)
-    }
-
-    /// As [`run`](GatherNd::run), into uninitialized storage; on `Ok` every element of `output`
-    /// is initialized.
-    pub fn run_uninit<T: Element, I: IndexElement>(
-        &self,
-        data: &[T],
-        indices: &[I],
-        output: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        let b = typed_as_bytes(self, data, indices, kernels::uninit_lanes_out(output))?;
-        self.run_bytes_uninit(b.data, b.indices, b.output)
-    }
-
-    /// Gathers between byte buffers; see [`GatherElements::run_bytes`](crate::GatherElements::run_bytes).
-    pub fn run_bytes(&self, data: &[u8], indices: &[u8], output: &mut [u8]) -> Result<()> {
-        run_bytes(self, data, indices, kernels::bytes_out(output))
-    }
-
-    /// As `run_bytes`, into uninitialized bytes.
-    pub fn run_bytes_uninit(
-        &self,
-        data: &[u8],
-        indices: &[u8],
-        output: &mut [MaybeUninit<u8>],
-    ) -> Result<()> {
-        run_bytes(self, data, indices, output)
+    /// The number of batch dimensions.
+    pub fn batch_dims(&self) -> usize {
+        self.op.batch_dims
     }
 }
 
@@ -275,26 +236,22 @@ fn output_shape(
     Ok(shape)
 }
 
-impl Plan for GatherNd {
-    fn common(&self) -> &Common {
-        &self.common
+impl Operator for GatherNdOp {
+    fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
+        self.kernel.work(element_size, index_size)
     }
 
-    fn work(&self, lane_size: usize, index_size: usize) -> (usize, usize) {
-        self.layout.work(lane_size, index_size)
-    }
-
-    fn gather<L: Lane, I: IndexElement>(
+    fn gather<E: RawElement, I: IndexElement>(
         &self,
-        data: &[L],
+        data: &[E],
         indices: &[I],
-        out: &mut [MaybeUninit<L>],
+        out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> std::result::Result<(), BadIndex> {
-        self.layout.run(data, indices, out, par)
+        self.kernel.run(data, indices, out, par)
     }
 
-    fn bad_index_error(&self, bad: BadIndex) -> Error {
+    fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error {
         // Cannot panic: indices have rank >= 1 (validated), `bad.position` is a real element (the
         // kernels report positions they read), and its component j < k addresses data dimension
         // b + j < r.
@@ -313,8 +270,7 @@ impl Plan for GatherNd {
         Error::new(
             Status::IndexOutOfBounds,
             format!(
-                "{}: index tuple indices{tuple_at}, component {component} (indices{}) = {} is out of range; {allowed}",
-                self.common.operator,
+                "{operator}: index tuple indices{tuple_at}, component {component} (indices{}) = {} is out of range; {allowed}",
                 format_dims(at.as_slice()),
                 bad.value
             ),

@@ -157,10 +157,10 @@ impl Pool {
             return;
         }
         self.start_workers(helpers);
-        // SAFETY (of the erased lifetime): this function does not return before the job has
-        // left the queue and no worker is active in it, so no use of the pointer outlives
-        // `task`.
         let erased: *const (dyn Fn(usize) + Sync + '_) = task;
+        // SAFETY: erasing the lifetime is sound because this function does not return before
+        // the job has left the queue and no worker is active in it, so no use of the pointer
+        // outlives `task`.
         let task_ref = TaskRef(unsafe {
             std::mem::transmute::<
                 *const (dyn Fn(usize) + Sync + '_),

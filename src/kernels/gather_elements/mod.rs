@@ -1,0 +1,211 @@
+//! GatherElements: `out[p] = data[p with p[axis] replaced by indices[p]]`.
+//!
+//! The shapes are first reduced to the fewest loop dimensions that describe the same traversal:
+//! indices dimensions of size 1 off the axis contribute nothing, and neighbouring dimensions off
+//! the axis merge when they are contiguous in `data` too. What remains is a set of *rows*
+//! (contiguous runs of `indices` and `output` along the last remaining dimension) and, per row, a
+//! base offset into `data` that a cursor advances without division.
+//!
+//! Two traversals run the rows ([`ElementsTraversal`], chosen once when the plan is made): in
+//! order ([`rows`]) or in cache tiles ([`tiled`]); both gather with the strided-rows loop
+//! ([`strided_rows`]).
+
+mod rows;
+mod strided_rows;
+mod tiled;
+
+use super::BadIndex;
+use crate::repr::{IndexElement, RawElement};
+use crate::shape::{saturating_product, Dims};
+use crate::threads::Parallel;
+use std::mem::MaybeUninit;
+
+/// How a GatherElements plan walks its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElementsTraversal {
+    /// Rows in order, split among tasks by rows.
+    Rows,
+    /// Along a non-last axis whose data slab outgrows a per-core L2: tiles of columns, each
+    /// gathered for every axis position while its slab is in cache.
+    Tiled,
+}
+
+/// The reduced traversal of one GatherElements call.
+#[derive(Clone, Debug)]
+pub(crate) struct ElementsKernel {
+    /// Sizes of the dimensions that enumerate rows, outermost first.
+    row_counts: Dims,
+    /// Data stride of each row dimension; 0 for the axis, whose offset comes from index values.
+    row_strides: Dims,
+    /// Number of rows (product of `row_counts`).
+    rows: usize,
+    /// Elements per row: the size of the innermost remaining `indices` dimension.
+    row_len: usize,
+    /// Data stride between neighbouring elements of a row; 0 when the row runs along the axis.
+    inner_stride: usize,
+    /// `data.shape[axis]`: the range index values are checked against.
+    axis_size: usize,
+    /// Data stride of the axis.
+    axis_stride: usize,
+    /// The traversal `run` takes, chosen once (see [`ElementsTraversal`]).
+    traversal: ElementsTraversal,
+    /// Columns per tile when the traversal is tiled.
+    tile_columns: usize,
+}
+
+impl ElementsKernel {
+    /// The kernel for validated shapes (equal ranks, `axis < rank`, and off the axis
+    /// `indices_shape[d] <= data_shape[d]`) and elements of `element_size` bytes.
+    pub(crate) fn new(
+        data_shape: &[usize],
+        indices_shape: &[usize],
+        axis: usize,
+        element_size: usize,
+    ) -> ElementsKernel {
+        // Cannot panic: indices and data have the same rank (validated), the axis is below it and
+        // is always pushed, so `counts` has at least one entry and `axis_at` is set.
+        let rank = data_shape.len();
+        let mut data_strides = Dims::from_slice(data_shape);
+        let mut stride = 1usize;
+        for (s, &d) in data_strides.as_mut_slice().iter_mut().zip(data_shape).rev() {
+            *s = stride;
+            stride = stride.saturating_mul(d);
+        }
+        let data_strides = data_strides.as_slice();
+
+        // (count, data stride, is the axis), outermost first.
+        let mut counts = Dims::new();
+        let mut strides = Dims::new();
+        let mut axis_at = usize::MAX;
+        for d in 0..rank {
+            let n = indices_shape[d];
+            if d == axis {
+                axis_at = counts.len();
+                counts.push(n);
+                strides.push(data_strides[d]);
+                continue;
+            }
+            if n == 1 {
+                continue;
+            }
+            let last = counts.len().wrapping_sub(1);
+            let mergeable = !counts.is_empty()
+                && last != axis_at
+                && strides.as_slice()[last] == n.saturating_mul(data_strides[d]);
+            if mergeable {
+                counts.as_mut_slice()[last] = counts.as_slice()[last].saturating_mul(n);
+                strides.as_mut_slice()[last] = data_strides[d];
+            } else {
+                counts.push(n);
+                strides.push(data_strides[d]);
+            }
+        }
+
+        let dims = counts.len();
+        let row_len = counts.as_slice()[dims - 1];
+        let axis_stride = strides.as_slice()[axis_at];
+        let inner_stride = if axis_at == dims - 1 {
+            0
+        } else {
+            strides.as_slice()[dims - 1]
+        };
+        let row_counts = Dims::from_slice(&counts.as_slice()[..dims - 1]);
+        let mut row_strides = Dims::from_slice(&strides.as_slice()[..dims - 1]);
+        if axis_at < dims - 1 {
+            row_strides.as_mut_slice()[axis_at] = 0;
+        }
+        let rows = saturating_product(row_counts.as_slice());
+        let axis_size = data_shape[axis];
+        // Tiling needs the axis to be the innermost row dimension and rows contiguous in `data`.
+        // It pays when a group's slab (every axis position of its rows) outgrows a per-core L2
+        // and tiles split its rows; below that, or when rows are narrower than a tile (the tiled
+        // order would be row order, one short row at a time), rows go in order.
+        let tileable = dims >= 2 && axis_at == dims - 2 && inner_stride == 1;
+        let slab_bytes = axis_size
+            .saturating_mul(row_len)
+            .saturating_mul(element_size);
+        let tile_columns = tiled::tile_columns(axis_size, row_len, element_size);
+        let traversal =
+            if tileable && slab_bytes >= tiled::TILED_MIN_SLAB_BYTES && tile_columns < row_len {
+                ElementsTraversal::Tiled
+            } else {
+                ElementsTraversal::Rows
+            };
+        ElementsKernel {
+            row_counts,
+            row_strides,
+            rows,
+            row_len,
+            inner_stride,
+            axis_size,
+            axis_stride,
+            traversal,
+            tile_columns,
+        }
+    }
+
+    /// The traversal `run` takes.
+    pub(crate) fn traversal(&self) -> ElementsTraversal {
+        self.traversal
+    }
+
+    /// Number of output elements.
+    pub(crate) fn len(&self) -> usize {
+        saturating_product(&[self.rows, self.row_len])
+    }
+
+    /// The number of rows and the bytes each moves, for choosing a thread count.
+    pub(crate) fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
+        (
+            self.rows,
+            self.row_len.saturating_mul(2 * element_size + index_size),
+        )
+    }
+
+    /// Gathers every row. On a bad index the rows before it (in the single-threaded order) are
+    /// written and the rest of the output is unspecified.
+    pub(crate) fn run<E: RawElement, I: IndexElement>(
+        &self,
+        data: &[E],
+        indices: &[I],
+        out: &mut [MaybeUninit<E>],
+        par: Parallel,
+    ) -> Result<(), BadIndex> {
+        if self.len() == 0 {
+            return Ok(());
+        }
+        match self.traversal {
+            ElementsTraversal::Rows => self.run_rows::<E, I>(data, indices, out, par),
+            ElementsTraversal::Tiled => self.run_tiled::<E, I>(data, indices, out, par),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_off_axis_dimensions_merge_and_unit_dimensions_vanish() {
+        // data [4, 5, 6], indices [4, 5, 3], axis 2: rows of 3 along the axis, 20 rows merged.
+        let l = ElementsKernel::new(&[4, 5, 6], &[4, 5, 3], 2, 4);
+        assert_eq!(l.row_counts.as_slice(), &[20]);
+        assert_eq!(l.row_strides.as_slice(), &[6]);
+        assert_eq!(
+            (l.row_len, l.inner_stride, l.axis_stride, l.axis_size),
+            (3, 0, 1, 6)
+        );
+
+        // indices [4, 1, 6] on data [4, 5, 6], axis 0: the unit dimension vanishes.
+        let l = ElementsKernel::new(&[4, 5, 6], &[4, 1, 6], 0, 4);
+        assert_eq!(l.row_counts.as_slice(), &[4]);
+        assert_eq!(l.row_strides.as_slice(), &[0]);
+        assert_eq!((l.row_len, l.inner_stride, l.axis_stride), (6, 1, 30));
+
+        // indices narrower than data off the axis: no merge.
+        let l = ElementsKernel::new(&[4, 5, 6], &[2, 5, 3], 0, 4);
+        assert_eq!(l.row_counts.as_slice(), &[2, 5]);
+        assert_eq!(l.row_strides.as_slice(), &[0, 6]);
+        assert_eq!((l.row_len, l.inner_stride), (3, 1));
+    }
+}

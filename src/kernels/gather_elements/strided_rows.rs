@@ -1,0 +1,254 @@
+//! The inner loop of both GatherElements traversals: a run of rows evenly strided in `data`,
+//! their index values read once a block at a time (`resolve`), checked, and gathered.
+
+use crate::kernels::prefetch::prefetch_lines;
+use crate::kernels::resolve::{IndexCopy, INDEX_BLOCK};
+use crate::kernels::{first_bad_index, isa, resolve_or_zero};
+use crate::repr::{IndexElement, RawElement};
+use std::mem::MaybeUninit;
+
+/// Consecutive rows, `row_stride` apart in `data`; element `j` of a row is `inner_stride` after
+/// element 0 (0 when rows run along the axis).
+#[derive(Clone, Copy)]
+pub(super) struct StridedRows {
+    pub(super) base: usize,
+    pub(super) row_stride: usize,
+    pub(super) rows: usize,
+    pub(super) row_len: usize,
+    pub(super) inner_stride: usize,
+    pub(super) axis_stride: usize,
+    pub(super) axis_size: usize,
+}
+
+/// `out[r][j] = data[base + r * row_stride + j * inner_stride + r(idx[r][j]) * axis_stride]`;
+/// on a bad index, returns the position (within `idx`) of the first one.
+#[inline(always)]
+fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
+    data: &[E],
+    g: StridedRows,
+    idx: &[I],
+    out: &mut [MaybeUninit<E>],
+    copy: &mut IndexCopy<I>,
+) -> Result<(), usize> {
+    if g.rows == 0 || g.row_len == 0 {
+        return Ok(());
+    }
+    if g.axis_size == 0 {
+        return Err(0);
+    }
+    // Every element read lies in `slab`; the one bounds check is here.
+    let span = (g.rows - 1) * g.row_stride
+        + (g.row_len - 1) * g.inner_stride
+        + (g.axis_size - 1) * g.axis_stride
+        + 1;
+    // Cannot panic for a validated plan: the slab's last element is data[last row, axis_size - 1]
+    // of the chunk, an element of data; this one check keeps the loop below in bounds.
+    let slab = &data[g.base..g.base + span];
+    // The next row's data is prefetched a share per piece of PREFETCH_PIECE elements, when
+    // rows are long enough for it to matter and sit along the axis (stride 1).
+    let elements_per_line = (64 / std::mem::size_of::<E>()).max(1);
+    let row_lines = g.axis_size.div_ceil(elements_per_line);
+    let along = !ACROSS;
+    // Only rows with about as many index values as the row has lines: a row of a few values
+    // touches a few lines, and prefetching all of the next row's (a 54797-long axis read twice
+    // per row) cost 25x the gather.
+    let lines_per_piece = if along
+        && g.axis_stride == 1
+        && row_lines >= PREFETCH_ROW_MIN_LINES
+        && g.row_len.saturating_mul(2) >= row_lines
+    {
+        row_lines.div_ceil(g.row_len.div_ceil(PREFETCH_PIECE))
+    } else {
+        0
+    };
+    // Segments of at most INDEX_BLOCK index values: several whole rows when rows are short, a
+    // piece of one row when they are long. Each segment's values are read once into a copy,
+    // checked there, and gathered from the copy.
+    let (rows_per_segment, width) = if g.row_len <= INDEX_BLOCK {
+        (INDEX_BLOCK / g.row_len, g.row_len)
+    } else {
+        (1, INDEX_BLOCK)
+    };
+    let mut bad = false;
+    let mut row = 0;
+    while row < g.rows {
+        let rows_here = rows_per_segment.min(g.rows - row);
+        let mut column = 0;
+        while column < g.row_len {
+            let w = width.min(g.row_len - column);
+            let segment = Segment {
+                first_row: row,
+                column,
+                width: w,
+            };
+            // Cannot panic: the segment's rows are below `rows`, its columns below `row_len`.
+            let at = row * g.row_len + column;
+            let n = if rows_here == 1 { w } else { rows_here * w };
+            let (values, fit) = copy.copy_checked(&idx[at..at + n], g.axis_size);
+            let out_segment = &mut out[at..at + n];
+            if !fit {
+                bad |= !gather_segment_resolving(slab, &g, segment, values, out_segment);
+            } else if ACROSS {
+                gather_segment::<E, I, false, true>(slab, &g, segment, values, out_segment);
+            } else if g.axis_stride != 1 {
+                gather_segment::<E, I, false, false>(slab, &g, segment, values, out_segment);
+            } else if lines_per_piece == 0 {
+                gather_segment::<E, I, true, false>(slab, &g, segment, values, out_segment);
+            } else {
+                gather_segment_prefetching(slab, &g, segment, values, out_segment, lines_per_piece);
+            }
+            column += w;
+        }
+        row += rows_here;
+    }
+    if bad {
+        return Err(first_bad_index(idx, g.axis_size));
+    }
+    Ok(())
+}
+
+/// Rows `first_row..` of a chunk of strided rows, columns `column..column + width` of each;
+/// its positions and output are `rows x width`, row-major.
+#[derive(Clone, Copy)]
+struct Segment {
+    first_row: usize,
+    column: usize,
+    width: usize,
+}
+
+/// Gathers a segment from its copied index values, all in `0..axis_size`. `UNIT` is
+/// `axis_stride == 1` known at compile time (without the multiply, W4 and W5 ran about 10%
+/// faster than the general loop); `ACROSS` is a row across the axis (`inner_stride != 0`).
+#[inline(always)]
+fn gather_segment<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS: bool>(
+    slab: &[E],
+    g: &StridedRows,
+    s: Segment,
+    values: &[I],
+    out: &mut [MaybeUninit<E>],
+) {
+    let rows = values
+        .chunks_exact(s.width)
+        .zip(out.chunks_exact_mut(s.width));
+    for (r, (values_row, out_row)) in rows.enumerate() {
+        let row_base = (s.first_row + r) * g.row_stride;
+        for (j, (o, &v)) in out_row.iter_mut().zip(values_row).enumerate() {
+            let p = v.to_i64() as usize;
+            let along = if ACROSS {
+                (s.column + j) * g.inner_stride
+            } else {
+                0
+            };
+            let at = row_base + along + if UNIT { p } else { p * g.axis_stride };
+            debug_assert!(at < slab.len());
+            // SAFETY: 0 <= v < axis_size (`copy_checked` found so in this copy), the row is
+            // below `rows` and the column below `row_len`, so at <= (rows - 1) * row_stride +
+            // (row_len - 1) * inner_stride + (axis_size - 1) * axis_stride < span = slab.len().
+            o.write(unsafe { *slab.get_unchecked(at) });
+        }
+    }
+}
+
+/// [`gather_segment`] for a segment with negative or out-of-range values: each is resolved
+/// (an out-of-range one reads position 0 instead). Returns whether every value was in range.
+#[inline(always)]
+fn gather_segment_resolving<E: RawElement, I: IndexElement>(
+    slab: &[E],
+    g: &StridedRows,
+    s: Segment,
+    values: &[I],
+    out: &mut [MaybeUninit<E>],
+) -> bool {
+    let mut bad = false;
+    let rows = values
+        .chunks_exact(s.width)
+        .zip(out.chunks_exact_mut(s.width));
+    for (r, (values_row, out_row)) in rows.enumerate() {
+        let row_base = (s.first_row + r) * g.row_stride;
+        for (j, (o, &v)) in out_row.iter_mut().zip(values_row).enumerate() {
+            let (p, ok) = resolve_or_zero(v.to_i64(), g.axis_size);
+            bad |= !ok;
+            let at = row_base + (s.column + j) * g.inner_stride + p * g.axis_stride;
+            debug_assert!(at < slab.len());
+            // SAFETY: p < axis_size and the row is below `rows`, as in `gather_segment`.
+            o.write(unsafe { *slab.get_unchecked(at) });
+        }
+    }
+    !bad
+}
+
+/// [`gather_segment`] for long rows along the axis (stride 1): random reads within a long row
+/// defeat the hardware prefetchers, so each piece of a row asks for its share of the next row's
+/// lines.
+#[inline(always)]
+fn gather_segment_prefetching<E: RawElement, I: IndexElement>(
+    slab: &[E],
+    g: &StridedRows,
+    s: Segment,
+    values: &[I],
+    out: &mut [MaybeUninit<E>],
+    lines_per_piece: usize,
+) {
+    let elements_per_line = (64 / std::mem::size_of::<E>()).max(1);
+    // INDEX_BLOCK is a multiple of PREFETCH_PIECE, so a segment's pieces are the row's pieces.
+    let first_piece = s.column / PREFETCH_PIECE;
+    let rows = values
+        .chunks_exact(s.width)
+        .zip(out.chunks_exact_mut(s.width));
+    for (r, (values_row, out_row)) in rows.enumerate() {
+        let row_base = (s.first_row + r) * g.row_stride;
+        let next_row = row_base + g.row_stride;
+        let pieces = values_row
+            .chunks(PREFETCH_PIECE)
+            .zip(out_row.chunks_mut(PREFETCH_PIECE));
+        for (p, (values_piece, out_piece)) in pieces.enumerate() {
+            let ahead = next_row + (first_piece + p) * lines_per_piece * elements_per_line;
+            prefetch_lines(slab, ahead, lines_per_piece);
+            for (o, &v) in out_piece.iter_mut().zip(values_piece) {
+                let at = row_base + v.to_i64() as usize;
+                debug_assert!(at < slab.len());
+                // SAFETY: as in `gather_segment`, with axis_stride 1.
+                o.write(unsafe { *slab.get_unchecked(at) });
+            }
+        }
+    }
+}
+
+const _: () = assert!(INDEX_BLOCK % PREFETCH_PIECE == 0);
+
+/// Rows whose data spans at least this many cache lines have the next row's data prefetched
+/// while they are gathered (W1's rows are 32 lines, W4's 128; W5's are a quarter of one).
+const PREFETCH_ROW_MIN_LINES: usize = 16;
+
+/// Elements gathered between two prefetches of the next row's lines.
+const PREFETCH_PIECE: usize = 32;
+
+isa::best_isa! {
+    /// `out[r][j] = data[base + r * row_stride + j * inner_stride + r(idx[r][j]) * axis_stride]`
+    /// for the rows `g` describes; on a bad index, the position (within `idx`) of the first one.
+    /// With AVX2 where the CPU has it (wider registers for the index checks and arithmetic; the
+    /// loads stay scalar, which on Zen 3 beat hardware gathers).
+    pub(super) fn gather_strided_rows<E: RawElement, I: IndexElement>(
+        data: &[E],
+        g: StridedRows,
+        idx: &[I],
+        out: &mut [MaybeUninit<E>],
+        copy: &mut IndexCopy<I>,
+    ) -> Result<(), usize> = gather_strided_rows_either;
+}
+
+/// Rows along the axis and rows across it as separate loops, chosen once per run.
+#[inline(always)]
+fn gather_strided_rows_either<E: RawElement, I: IndexElement>(
+    data: &[E],
+    g: StridedRows,
+    idx: &[I],
+    out: &mut [MaybeUninit<E>],
+    copy: &mut IndexCopy<I>,
+) -> Result<(), usize> {
+    if g.inner_stride == 0 {
+        gather_strided_rows_as::<E, I, false>(data, g, idx, out, copy)
+    } else {
+        gather_strided_rows_as::<E, I, true>(data, g, idx, out, copy)
+    }
+}

@@ -1,0 +1,172 @@
+//! The cache-tiled traversal for a gather across a non-last axis.
+
+use super::strided_rows::{gather_strided_rows, StridedRows};
+use super::ElementsKernel;
+use crate::kernels::cursor::RowCursor;
+use crate::kernels::parallel::{for_each_range, DisjointOut};
+use crate::kernels::prefetch::{prefetch_range, prefetch_range_l2};
+use crate::kernels::resolve::IndexCopy;
+use crate::kernels::{first_bad_index, BadIndex};
+use crate::repr::{IndexElement, RawElement};
+use crate::shape::saturating_product;
+use crate::threads::Parallel;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+impl ElementsKernel {
+    /// The cache-tiled traversal for a gather across a non-last axis (the axis is the innermost
+    /// row dimension and rows are contiguous in `data`). A *group* is all rows that differ only
+    /// in their axis position; within a group, columns are taken `block` at a time and, for each
+    /// block, every axis position in turn, so the data slab gathered from
+    /// (`axis_size x block` elements) stays in cache instead of being streamed through once per row.
+    ///
+    /// Tasks are (group, column range) pairs, so even a single group splits across threads. A bad
+    /// index stops the work, and the indices are then scanned in row-major order for the first
+    /// one, whatever order the tasks ran in.
+    pub(super) fn run_tiled<E: RawElement, I: IndexElement>(
+        &self,
+        data: &[E],
+        indices: &[I],
+        out: &mut [MaybeUninit<E>],
+        par: Parallel,
+    ) -> Result<(), BadIndex> {
+        // Cannot panic or divide by zero: `tileable` implies at least two coalesced dimensions (so
+        // `dims - 1 >= 1` row dimensions), and a non-empty output implies groups, positions and
+        // columns >= 1, hence `column_splits >= 1`.
+        let dims = self.row_counts.len();
+        let group_counts = &self.row_counts.as_slice()[..dims - 1];
+        let group_strides = &self.row_strides.as_slice()[..dims - 1];
+        let positions = self.row_counts.as_slice()[dims - 1];
+        let groups = saturating_product(group_counts);
+        let columns = self.row_len;
+        let block = self.tile_columns;
+        let column_splits = if groups >= par.tasks() {
+            1
+        } else {
+            par.tasks().div_ceil(groups).min(columns.div_ceil(block))
+        };
+        let per_split = columns.div_ceil(column_splits);
+        let out = DisjointOut::new(out);
+        let failed = AtomicBool::new(false);
+        // The tile is copied into a contiguous buffer first when it fits the budget: its rows lie
+        // `axis_stride` apart in data, often a power of two, which maps them onto the same cache
+        // sets (W3's 64 rows 1 MiB apart thrash an 8-way L2); packed, they cannot conflict.
+        let pack = self.axis_size * block * std::mem::size_of::<E>() <= PACK_MAX_BYTES;
+        for_each_range(groups * column_splits, par, |tasks| {
+            let mut packed: Vec<E> = Vec::new();
+            let mut copy = IndexCopy::new();
+            for task in tasks {
+                let (group, split) = (task / column_splits, task % column_splits);
+                let base = RowCursor::at(group_counts, group_strides, group).base;
+                let (c_start, c_end) = (split * per_split, ((split + 1) * per_split).min(columns));
+                for c0 in (c_start..c_end).step_by(block) {
+                    let width = block.min(c_end - c0);
+                    // Each output row of the tile is a run of one row across the axis.
+                    let (tile, geometry): (&[E], StridedRows) = if pack {
+                        packed.clear();
+                        for a in 0..self.axis_size {
+                            // Cannot panic: row `a` of the group's slab at columns [c0, c0 +
+                            // width) is part of data (c0 + width <= columns = row length).
+                            let from = base + a * self.axis_stride + c0;
+                            packed.extend_from_slice(&data[from..from + width]);
+                        }
+                        let geometry = StridedRows {
+                            base: 0,
+                            row_stride: 0,
+                            rows: 1,
+                            row_len: width,
+                            inner_stride: 1,
+                            axis_stride: width,
+                            axis_size: self.axis_size,
+                        };
+                        (&packed, geometry)
+                    } else {
+                        let geometry = StridedRows {
+                            base: base + c0,
+                            row_stride: 0,
+                            rows: 1,
+                            row_len: width,
+                            inner_stride: 1,
+                            axis_stride: self.axis_stride,
+                            axis_size: self.axis_size,
+                        };
+                        (data, geometry)
+                    };
+                    // The next tile's source rows are prefetched into L2 (L1 holds this tile) a
+                    // share per output row, so that packing finds them in cache instead of
+                    // waiting on each row in turn.
+                    let next_c0 = c0 + block;
+                    let next_width = block.min(c_end.saturating_sub(next_c0));
+                    let sources_per_position = self.axis_size.div_ceil(positions);
+                    for a in 0..positions {
+                        if pack && next_width > 0 {
+                            let first_source = a * sources_per_position;
+                            let sources_end =
+                                (first_source + sources_per_position).min(self.axis_size);
+                            for source in first_source..sources_end {
+                                let from = base + source * self.axis_stride + next_c0;
+                                prefetch_range_l2(data, from, next_width);
+                            }
+                        }
+                        let at = (group * positions + a) * columns + c0;
+                        // SAFETY: task (group, split) writes only rows of `group` within columns
+                        // [c_start, c_end); tasks are distinct pairs, so the ranges never overlap.
+                        let out_part = unsafe { out.range(at, width) };
+                        let idx_part = &indices[at..at + width];
+                        // The rows of a tile are a row of indices apart, too far for the
+                        // hardware prefetchers to follow: ask for a later row's indices.
+                        prefetch_range(indices, at + TILE_PREFETCH_ROWS * columns, width);
+                        if gather_strided_rows(tile, geometry, idx_part, out_part, &mut copy)
+                            .is_err()
+                        {
+                            failed.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                    }
+                }
+                if failed.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+        });
+        if !failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let position = first_bad_index(indices, self.axis_size);
+        Err(BadIndex {
+            position,
+            value: indices[position].to_i64(),
+        })
+    }
+}
+
+/// Columns per tile for an axis of `axis_size` and rows of `row_len` elements of `element_size`
+/// bytes.
+pub(super) fn tile_columns(axis_size: usize, row_len: usize, element_size: usize) -> usize {
+    (TILE_BYTES / axis_size.max(1).saturating_mul(element_size))
+        .max(TILE_MIN_ROW_BYTES.div_ceil(element_size))
+        .min(row_len)
+}
+
+/// Bytes a group's slab must reach for the tiled traversal: a typical per-core L2 (512 KiB on
+/// Zen 3). Measured on [64, A, 512] f32 along axis 1: tiles beat row order from A = 256 (a
+/// 512 KiB slab, 49.5 -> 38.5 ms) on.
+pub(super) const TILED_MIN_SLAB_BYTES: usize = 512 << 10;
+
+/// Bytes of the data slab a tile gathers from: a share of a per-core L2 (with packing, tried 32,
+/// 64, 128 and 256 KiB on W3: 64 best, 128 within noise, 256 and 32 slower; again with the index
+/// and next-tile prefetches: 128 KiB 11% slower, 32 KiB within noise).
+const TILE_BYTES: usize = 64 << 10;
+
+/// Bytes of each row a tile spans at least, even when that makes the tile larger than
+/// `TILE_BYTES`: the indices and output of a tile are strided runs of this length, and shorter
+/// runs starve the hardware prefetchers (W2, a 512-long axis: 32 f32 columns ran no faster than
+/// row order, 64 columns 24% faster).
+const TILE_MIN_ROW_BYTES: usize = 256;
+
+/// How many rows ahead the tiled traversal prefetches indices.
+const TILE_PREFETCH_ROWS: usize = 4;
+
+/// The largest tile packed into a contiguous buffer (half a typical L2); a larger one (an axis
+/// too long for `TILE_MIN_ROW_BYTES` of columns) is gathered in place.
+const PACK_MAX_BYTES: usize = 256 << 10;

@@ -33,7 +33,7 @@ pub(crate) struct RawDescriptor {
     address: usize,
 }
 
-/// Step 1 for one struct pointer: NULL is `NullPointer`. Copies the struct.
+/// Step 1 for one input struct pointer: NULL is `NullPointer`. Copies the struct's fields.
 ///
 /// # Safety
 /// `ptr` is NULL or points to a readable `gk_tensor`.
@@ -43,13 +43,13 @@ pub(crate) unsafe fn read_tensor(
 ) -> Result<RawDescriptor> {
     // SAFETY: the caller's contract; NULL is handled by `as_ref`.
     let t = unsafe { ptr.as_ref() }.ok_or_else(|| null(what))?;
-    Ok(RawDescriptor {
+    Ok(RawDescriptor::new(
         what,
-        dtype: t.dtype,
-        rank: t.rank,
-        shape: t.shape,
-        address: t.data as usize,
-    })
+        t.dtype,
+        t.rank,
+        t.shape,
+        t.data as usize,
+    ))
 }
 
 /// As [`read_tensor`], for the output struct.
@@ -62,13 +62,25 @@ pub(crate) unsafe fn read_tensor_mut(
 ) -> Result<RawDescriptor> {
     // SAFETY: the caller's contract; NULL is handled by `as_ref`.
     let t = unsafe { ptr.as_ref() }.ok_or_else(|| null(what))?;
-    Ok(RawDescriptor {
+    Ok(RawDescriptor::new(
         what,
-        dtype: t.dtype,
-        rank: t.rank,
-        shape: t.shape,
-        address: t.data as usize,
-    })
+        t.dtype,
+        t.rank,
+        t.shape,
+        t.data as usize,
+    ))
+}
+
+impl RawDescriptor {
+    fn new(what: &'static str, dtype: i32, rank: usize, shape: *const i64, address: usize) -> Self {
+        RawDescriptor {
+            what,
+            dtype,
+            rank,
+            shape,
+            address,
+        }
+    }
 }
 
 fn null(what: &str) -> Error {

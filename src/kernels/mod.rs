@@ -34,7 +34,26 @@ pub(crate) use views::{
     indices_from_bytes, uninit_bytes_out,
 };
 
-use crate::repr::IndexElement;
+use crate::repr::{IndexElement, RawElement};
+use crate::threads::Parallel;
+use std::mem::MaybeUninit;
+
+/// A validated traversal that gathers: what an operator's plan runs. One implementation per
+/// traversal family; operators pick theirs when they build a plan.
+pub(crate) trait Kernel: Sync {
+    /// Units of parallel work and bytes moved per unit, for elements and indices of these sizes.
+    fn work(&self, element_size: usize, index_size: usize) -> (usize, usize);
+
+    /// Runs the traversal; on an out-of-range index value, the first in row-major order of
+    /// `indices` (the output before it, in that order, is written; the rest is unspecified).
+    fn run<E: RawElement, I: IndexElement>(
+        &self,
+        data: &[E],
+        indices: &[I],
+        out: &mut [MaybeUninit<E>],
+        par: Parallel,
+    ) -> Result<(), BadIndex>;
+}
 
 /// A length known at compile time (`COMPILE_TIME`, not 0) or only at run time (`COMPILE_TIME` =
 /// 0, the sentinel of kernels with a const length parameter): loops over the result unroll when

@@ -90,9 +90,13 @@ fn check_aligned(what: &str, address: usize, dtype: DType) -> Result<()> {
 /// so on in messages): a NULL address of a tensor with elements is `NullPointer`, a misaligned
 /// one `InvalidArgument`, output bytes overlapping input bytes `Overlap`. Then views them.
 ///
+/// Not inlined, so that its frame is not part of the C entry points' (calls have at most 4 KiB of
+/// stack).
+///
 /// # Safety
 /// Each non-NULL address points to at least its tensor's byte size (by `plan`), readable for data
 /// and indices and writable for the output, valid for `'a`.
+#[inline(never)]
 pub(crate) unsafe fn view_addresses<'a, O>(
     plan: &Plan<O>,
     addresses: [usize; 3],

@@ -9,11 +9,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, ElementsKernel, ElementsTraversal};
 use crate::options::{Flavor, Options};
-use crate::repr::{IndexElement, RawElement};
+use crate::repr::IndexType;
 use crate::shape::{check_rank_limit, coordinates, format_dims, Dims};
 use crate::tensor::TensorDesc;
-use crate::threads::Parallel;
-use std::mem::MaybeUninit;
 
 /// The GatherElements specification a call follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -84,88 +82,8 @@ impl GatherElements {
         axis: i64,
         options: &Options,
     ) -> Result<GatherElements> {
-        let version = GatherElementsVersion::select(options)?;
-        let op = version.name();
-        if !version.supports(data.dtype) {
-            return Err(Error::new(
-                Status::UnsupportedDtype,
-                format!(
-                    "{op} does not take data dtype {}; ONNX GatherElements-13 (opset 13) does",
-                    data.dtype
-                ),
-            ));
-        }
-        let index_type = index_type(op, indices.dtype)?;
-
-        let r = data.shape.len();
-        check_rank_limit("data", r)?;
-        check_rank_limit("indices", indices.shape.len())?;
-        if r == 0 {
-            return Err(Error::new(
-                Status::InvalidRank,
-                format!("{op}: data has rank 0; it must be at least 1"),
-            ));
-        }
-        if indices.shape.len() != r {
-            return Err(Error::new(
-                Status::InvalidRank,
-                format!(
-                    "{op}: indices has rank {} but data has rank {r}; they must be equal",
-                    indices.shape.len()
-                ),
-            ));
-        }
-
-        let rank = r as i64;
-        if axis < -rank || axis >= rank {
-            return Err(Error::new(
-                Status::InvalidAttribute,
-                format!(
-                    "{op}: axis {axis} is out of range [{}, {}] for rank {r}",
-                    -rank,
-                    rank - 1
-                ),
-            ));
-        }
-        let axis = if axis < 0 { axis + rank } else { axis } as usize;
-
-        let equal_off_axis = version.off_axis_dimensions_equal();
-        for (d, (&n, &m)) in indices.shape.iter().zip(data.shape).enumerate() {
-            let fits = if equal_off_axis { n == m } else { n <= m };
-            if d != axis && !fits {
-                let rule = if equal_off_axis {
-                    "equal"
-                } else {
-                    "be at most"
-                };
-                return Err(Error::new(
-                    Status::ShapeMismatch,
-                    format!(
-                        "{op}: indices.shape[{d}] = {n} but data.shape[{d}] = {m}; off the axis ({axis}) it must {rule} data's (indices shape {}, data shape {})",
-                        format_dims(indices.shape),
-                        format_dims(data.shape)
-                    ),
-                ));
-            }
-        }
-
-        let gather = GatherElementsOp {
-            version,
-            data_shape: Dims::from_slice(data.shape),
-            indices_shape: Dims::from_slice(indices.shape),
-            axis,
-            kernel: ElementsKernel::new(data.shape, indices.shape, axis, data.dtype.size()),
-        };
-        let output_shape = Dims::from_slice(indices.shape);
-        Plan::assemble(
-            op,
-            &data,
-            &indices,
-            index_type,
-            output_shape,
-            options,
-            gather,
-        )
+        let (version, index_type, axis) = validate(&data, &indices, axis, options)?;
+        build(data, indices, version, index_type, axis, options)
     }
 
     /// The specification version in use.
@@ -185,19 +103,118 @@ impl GatherElements {
     }
 }
 
-impl Operator for GatherElementsOp {
-    fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
-        self.kernel.work(element_size, index_size)
+/// Steps 3–6 of the check order; returns the version, the index type and the axis in `0..rank`. Not
+/// inlined: its error messages are formatted on a frame without the plan under construction
+/// (calls have at most 4 KiB of stack).
+#[inline(never)]
+fn validate(
+    data: &TensorDesc<'_>,
+    indices: &TensorDesc<'_>,
+    axis: i64,
+    options: &Options,
+) -> Result<(GatherElementsVersion, IndexType, usize)> {
+    let version = GatherElementsVersion::select(options)?;
+    let op = version.name();
+    if !version.supports(data.dtype) {
+        return Err(Error::new(
+            Status::UnsupportedDtype,
+            format!(
+                "{op} does not take data dtype {}; ONNX GatherElements-13 (opset 13) does",
+                data.dtype
+            ),
+        ));
+    }
+    let index_type = index_type(op, indices.dtype)?;
+
+    let r = data.shape.len();
+    check_rank_limit("data", r)?;
+    check_rank_limit("indices", indices.shape.len())?;
+    if r == 0 {
+        return Err(Error::new(
+            Status::InvalidRank,
+            format!("{op}: data has rank 0; it must be at least 1"),
+        ));
+    }
+    if indices.shape.len() != r {
+        return Err(Error::new(
+            Status::InvalidRank,
+            format!(
+                "{op}: indices has rank {} but data has rank {r}; they must be equal",
+                indices.shape.len()
+            ),
+        ));
     }
 
-    fn gather<E: RawElement, I: IndexElement>(
-        &self,
-        data: &[E],
-        indices: &[I],
-        out: &mut [MaybeUninit<E>],
-        par: Parallel,
-    ) -> std::result::Result<(), BadIndex> {
-        self.kernel.run(data, indices, out, par)
+    let rank = r as i64;
+    if axis < -rank || axis >= rank {
+        return Err(Error::new(
+            Status::InvalidAttribute,
+            format!(
+                "{op}: axis {axis} is out of range [{}, {}] for rank {r}",
+                -rank,
+                rank - 1
+            ),
+        ));
+    }
+    let axis = if axis < 0 { axis + rank } else { axis } as usize;
+
+    let equal_off_axis = version.off_axis_dimensions_equal();
+    for (d, (&n, &m)) in indices.shape.iter().zip(data.shape).enumerate() {
+        let fits = if equal_off_axis { n == m } else { n <= m };
+        if d != axis && !fits {
+            let rule = if equal_off_axis {
+                "equal"
+            } else {
+                "be at most"
+            };
+            return Err(Error::new(
+                Status::ShapeMismatch,
+                format!(
+                    "{op}: indices.shape[{d}] = {n} but data.shape[{d}] = {m}; off the axis ({axis}) it must {rule} data's (indices shape {}, data shape {})",
+                    format_dims(indices.shape),
+                    format_dims(data.shape)
+                ),
+            ));
+        }
+    }
+    Ok((version, index_type, axis))
+}
+
+/// Step 7 and the plan, once [`validate`] has passed. Not inlined: the plan under construction
+/// lives in this frame only, not under the validation's error messages.
+#[inline(never)]
+fn build(
+    data: TensorDesc<'_>,
+    indices: TensorDesc<'_>,
+    version: GatherElementsVersion,
+    index_type: IndexType,
+    axis: usize,
+    options: &Options,
+) -> Result<GatherElements> {
+    let gather = GatherElementsOp {
+        version,
+        data_shape: Dims::from_slice(data.shape),
+        indices_shape: Dims::from_slice(indices.shape),
+        axis,
+        kernel: ElementsKernel::new(data.shape, indices.shape, axis, data.dtype.size()),
+    };
+    let output_shape = Dims::from_slice(indices.shape);
+    Plan::assemble(
+        version.name(),
+        &data,
+        &indices,
+        index_type,
+        output_shape,
+        options,
+        gather,
+    )
+}
+
+impl Operator for GatherElementsOp {
+    type Kernel = ElementsKernel;
+
+    fn kernel(&self) -> &ElementsKernel {
+        &self.kernel
     }
 
     fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error {

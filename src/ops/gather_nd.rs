@@ -11,11 +11,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, NdKernel};
 use crate::options::{Flavor, Options};
-use crate::repr::{IndexElement, RawElement};
+use crate::repr::IndexType;
 use crate::shape::{check_rank_limit, coordinates, format_dims, Dims, MAX_RANK};
 use crate::tensor::TensorDesc;
-use crate::threads::Parallel;
-use std::mem::MaybeUninit;
 
 /// The GatherND specification a call follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,90 +86,9 @@ impl GatherNd {
         batch_dims: i64,
         options: &Options,
     ) -> Result<GatherNd> {
-        let version = GatherNdVersion::select(options)?;
-        let op = version.name();
-        if !version.supports(data.dtype) {
-            return Err(Error::new(
-                Status::UnsupportedDtype,
-                format!(
-                    "{op} does not take data dtype {}; ONNX GatherND-13 (opset 13) does",
-                    data.dtype
-                ),
-            ));
-        }
-        let index_type = index_type(op, indices.dtype)?;
-
-        let (r, q) = (data.shape.len(), indices.shape.len());
-        check_rank_limit("data", r)?;
-        check_rank_limit("indices", q)?;
-        if r == 0 || q == 0 {
-            let which = if r == 0 { "data" } else { "indices" };
-            return Err(Error::new(
-                Status::InvalidRank,
-                format!("{op}: {which} has rank 0; it must be at least 1"),
-            ));
-        }
-
-        let limit = r.min(q) as i64;
-        if version == GatherNdVersion::Onnx11 && batch_dims != 0 {
-            return Err(Error::new(
-                Status::InvalidAttribute,
-                format!("{op}: batch_dims is {batch_dims}; this version has no batch dimensions, so it must be 0"),
-            ));
-        }
-        if batch_dims < 0 || batch_dims >= limit {
-            return Err(Error::new(
-                Status::InvalidAttribute,
-                format!("{op}: batch_dims {batch_dims} is out of range [0, {}] (it must be below min(data rank {r}, indices rank {q}))", limit - 1),
-            ));
-        }
-        let b = batch_dims as usize;
-
-        // Cannot panic: 0 <= b < min(r, q) was checked just above, so both prefixes exist.
-        if data.shape[..b] != indices.shape[..b] {
-            let d = (0..b)
-                .find(|&d| data.shape[d] != indices.shape[d])
-                .unwrap_or(0);
-            return Err(Error::new(
-                Status::ShapeMismatch,
-                format!(
-                    "{op}: batch dimension {d} differs: indices.shape[{d}] = {} but data.shape[{d}] = {} (indices shape {}, data shape {})",
-                    indices.shape[d],
-                    data.shape[d],
-                    format_dims(indices.shape),
-                    format_dims(data.shape)
-                ),
-            ));
-        }
-        // Cannot panic: q >= 1 (rank 0 was refused) and b < r.
-        let k = indices.shape[q - 1];
-        if k < 1 || k > r - b {
-            return Err(Error::new(
-                Status::ShapeMismatch,
-                format!(
-                    "{op}: indices.shape[-1] = {k} must be in [1, {}] (data rank {r} minus batch_dims {b})",
-                    r - b
-                ),
-            ));
-        }
-
-        let output_shape = output_shape(version, data.shape, indices.shape, b, k)?;
-        let gather = GatherNdOp {
-            version,
-            data_shape: Dims::from_slice(data.shape),
-            indices_shape: Dims::from_slice(indices.shape),
-            batch_dims: b,
-            kernel: NdKernel::new(data.shape, indices.shape, b),
-        };
-        Plan::assemble(
-            op,
-            &data,
-            &indices,
-            index_type,
-            output_shape,
-            options,
-            gather,
-        )
+        let (version, index_type, b, output_shape) =
+            validate(&data, &indices, batch_dims, options)?;
+        build(data, indices, version, index_type, b, output_shape, options)
     }
 
     /// The specification version in use.
@@ -236,19 +153,122 @@ fn output_shape(
     Ok(shape)
 }
 
-impl Operator for GatherNdOp {
-    fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
-        self.kernel.work(element_size, index_size)
+/// Steps 3–6 of the check order; returns the version, the index type, the batch dimensions and
+/// the output shape. Not inlined: its error messages are formatted on a frame without the plan
+/// under construction (calls have at most 4 KiB of stack).
+#[inline(never)]
+fn validate(
+    data: &TensorDesc<'_>,
+    indices: &TensorDesc<'_>,
+    batch_dims: i64,
+    options: &Options,
+) -> Result<(GatherNdVersion, IndexType, usize, Dims)> {
+    let version = GatherNdVersion::select(options)?;
+    let op = version.name();
+    if !version.supports(data.dtype) {
+        return Err(Error::new(
+            Status::UnsupportedDtype,
+            format!(
+                "{op} does not take data dtype {}; ONNX GatherND-13 (opset 13) does",
+                data.dtype
+            ),
+        ));
+    }
+    let index_type = index_type(op, indices.dtype)?;
+
+    let (r, q) = (data.shape.len(), indices.shape.len());
+    check_rank_limit("data", r)?;
+    check_rank_limit("indices", q)?;
+    if r == 0 || q == 0 {
+        let which = if r == 0 { "data" } else { "indices" };
+        return Err(Error::new(
+            Status::InvalidRank,
+            format!("{op}: {which} has rank 0; it must be at least 1"),
+        ));
     }
 
-    fn gather<E: RawElement, I: IndexElement>(
-        &self,
-        data: &[E],
-        indices: &[I],
-        out: &mut [MaybeUninit<E>],
-        par: Parallel,
-    ) -> std::result::Result<(), BadIndex> {
-        self.kernel.run(data, indices, out, par)
+    let limit = r.min(q) as i64;
+    if version == GatherNdVersion::Onnx11 && batch_dims != 0 {
+        return Err(Error::new(
+            Status::InvalidAttribute,
+            format!("{op}: batch_dims is {batch_dims}; this version has no batch dimensions, so it must be 0"),
+        ));
+    }
+    if batch_dims < 0 || batch_dims >= limit {
+        return Err(Error::new(
+            Status::InvalidAttribute,
+            format!("{op}: batch_dims {batch_dims} is out of range [0, {}] (it must be below min(data rank {r}, indices rank {q}))", limit - 1),
+        ));
+    }
+    let b = batch_dims as usize;
+
+    // Cannot panic: 0 <= b < min(r, q) was checked just above, so both prefixes exist.
+    if data.shape[..b] != indices.shape[..b] {
+        let d = (0..b)
+            .find(|&d| data.shape[d] != indices.shape[d])
+            .unwrap_or(0);
+        return Err(Error::new(
+            Status::ShapeMismatch,
+            format!(
+                "{op}: batch dimension {d} differs: indices.shape[{d}] = {} but data.shape[{d}] = {} (indices shape {}, data shape {})",
+                indices.shape[d],
+                data.shape[d],
+                format_dims(indices.shape),
+                format_dims(data.shape)
+            ),
+        ));
+    }
+    // Cannot panic: q >= 1 (rank 0 was refused) and b < r.
+    let k = indices.shape[q - 1];
+    if k < 1 || k > r - b {
+        return Err(Error::new(
+            Status::ShapeMismatch,
+            format!(
+                "{op}: indices.shape[-1] = {k} must be in [1, {}] (data rank {r} minus batch_dims {b})",
+                r - b
+            ),
+        ));
+    }
+
+    let output_shape = output_shape(version, data.shape, indices.shape, b, k)?;
+    Ok((version, index_type, b, output_shape))
+}
+
+/// Step 7 and the plan, once [`validate`] has passed. Not inlined: the plan under construction
+/// lives in this frame only, not under the validation's error messages.
+#[inline(never)]
+fn build(
+    data: TensorDesc<'_>,
+    indices: TensorDesc<'_>,
+    version: GatherNdVersion,
+    index_type: IndexType,
+    b: usize,
+    output_shape: Dims,
+    options: &Options,
+) -> Result<GatherNd> {
+    let gather = GatherNdOp {
+        version,
+        data_shape: Dims::from_slice(data.shape),
+        indices_shape: Dims::from_slice(indices.shape),
+        batch_dims: b,
+        kernel: NdKernel::new(data.shape, indices.shape, b),
+    };
+    Plan::assemble(
+        version.name(),
+        &data,
+        &indices,
+        index_type,
+        output_shape,
+        options,
+        gather,
+    )
+}
+
+impl Operator for GatherNdOp {
+    type Kernel = NdKernel;
+
+    fn kernel(&self) -> &NdKernel {
+        &self.kernel
     }
 
     fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error {

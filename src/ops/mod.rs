@@ -22,27 +22,16 @@ pub(crate) mod plan;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
-use crate::kernels::BadIndex;
-use crate::repr::{IndexElement, IndexType, RawElement};
-use crate::threads::Parallel;
-use std::mem::MaybeUninit;
+use crate::kernels::{BadIndex, Kernel};
+use crate::repr::IndexType;
 
 pub use plan::Plan;
 
-/// The operator-specific half of a [`Plan`]: how to run its kernel and how to word a bad index.
+/// The operator-specific half of a [`Plan`]: which kernel it runs and how it words a bad index.
 pub(crate) trait Operator: Sync {
-    /// Units of parallel work and bytes moved per unit, for elements and indices of these sizes.
-    fn work(&self, element_size: usize, index_size: usize) -> (usize, usize);
+    type Kernel: Kernel;
 
-    /// Runs the kernel; on an out-of-range index value, the first in row-major order of
-    /// `indices`.
-    fn gather<E: RawElement, I: IndexElement>(
-        &self,
-        data: &[E],
-        indices: &[I],
-        out: &mut [MaybeUninit<E>],
-        par: Parallel,
-    ) -> std::result::Result<(), BadIndex>;
+    fn kernel(&self) -> &Self::Kernel;
 
     /// The message for an out-of-range index found by the kernel (`operator` names the version).
     fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error;

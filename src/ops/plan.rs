@@ -7,7 +7,7 @@ use super::buffers::{self, ByteBuffers};
 use super::Operator;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result, Status};
-use crate::kernels::{self, BadIndex};
+use crate::kernels::{self, BadIndex, Kernel};
 use crate::options::Options;
 use crate::repr::{IndexElement, IndexType, IndexVisitor, RawElement, WidthVisitor};
 use crate::shape::{checked_element_count, format_dims, Dims};
@@ -48,6 +48,8 @@ impl<O: Operator> Plan<O> {
 
     /// Checks that `output` has the data's dtype and exactly the output shape
     /// (`Status::OutputMismatch` otherwise).
+    // Not inlined: its messages' frame would sit under every later step of a C call.
+    #[inline(never)]
     pub fn check_output(&self, output: TensorDesc<'_>) -> Result<()> {
         let expected = self.output_shape.as_slice();
         let problem = if output.dtype != self.data_dtype {
@@ -137,7 +139,10 @@ impl<O: Operator> Plan<O> {
     }
 
     /// Runs on buffers whose lengths and alignment have been checked against this plan (the
-    /// byte entry points above, or the C boundary's step 9).
+    /// byte entry points above, or the C boundary's step 9). Not inlined: the kernels' frames
+    /// then start where the caller's end, not below the dispatch's temporaries (calls have at
+    /// most 4 KiB of stack).
+    #[inline(never)]
     pub(crate) fn run_checked(&self, buffers: ByteBuffers<'_>) -> Result<()> {
         self.data_dtype.width().dispatch(WithWidth {
             plan: self,
@@ -195,10 +200,11 @@ impl<O: Operator, E: RawElement> IndexVisitor for WithTypes<'_, '_, O, E> {
     fn visit<I: IndexElement>(self) -> Result<()> {
         let plan = self.plan;
         let indices = kernels::indices_from_bytes::<I>(self.indices).ok_or_else(unviewable)?;
-        let (units, bytes_per_unit) = plan.op.work(size_of::<E>(), size_of::<I>());
+        let kernel = plan.op.kernel();
+        let (units, bytes_per_unit) = kernel.work(size_of::<E>(), size_of::<I>());
         let par = plan.threads.parallel(units, bytes_per_unit);
-        plan.op
-            .gather(self.data, indices, self.output, par)
+        kernel
+            .run(self.data, indices, self.output, par)
             .map_err(|bad: BadIndex| plan.op.bad_index_error(plan.operator, bad))
     }
 }

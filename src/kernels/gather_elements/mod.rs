@@ -14,7 +14,7 @@ mod rows;
 mod strided_rows;
 mod tiled;
 
-use super::BadIndex;
+use super::{BadIndex, Kernel};
 use crate::repr::{IndexElement, RawElement};
 use crate::shape::{saturating_product, Dims};
 use crate::threads::Parallel;
@@ -153,9 +153,11 @@ impl ElementsKernel {
     pub(crate) fn len(&self) -> usize {
         saturating_product(&[self.rows, self.row_len])
     }
+}
 
+impl Kernel for ElementsKernel {
     /// The number of rows and the bytes each moves, for choosing a thread count.
-    pub(crate) fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
+    fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
         (
             self.rows,
             self.row_len.saturating_mul(2 * element_size + index_size),
@@ -164,7 +166,7 @@ impl ElementsKernel {
 
     /// Gathers every row. On a bad index the rows before it (in the single-threaded order) are
     /// written and the rest of the output is unspecified.
-    pub(crate) fn run<E: RawElement, I: IndexElement>(
+    fn run<E: RawElement, I: IndexElement>(
         &self,
         data: &[E],
         indices: &[I],

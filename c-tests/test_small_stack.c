@@ -213,6 +213,28 @@ static void nd_bad_index(void) {
     CHECK_STATUS(AT_CALL(gk_gather_nd(&d, &i, 0, &o, NULL)), GK_STATUS_INDEX_OUT_OF_BOUNDS, "-5");
 }
 
+/* Gather along axis 1 of the big data with 64 indices (every row reuses them), and a bad one. */
+static void gather_rows(void) {
+    const int64_t shape[2] = {BIG_ROWS, BIG_COLS};
+    const int64_t ishape[1] = {64};
+    const int64_t oshape[2] = {BIG_ROWS, 64};
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, shape, big_data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 1, ishape, big_indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, oshape, big_out);
+    int64_t r, c;
+    int wrong = 0;
+    for (c = 0; c < 64; c++) big_indices[c] = (c * 37) % BIG_COLS - (c % 2 ? BIG_COLS : 0);
+    CHECK_STATUS(AT_CALL(gk_gather(&d, &i, 1, 0, &o, &opts)), GK_STATUS_OK, NULL);
+    for (r = 0; r < BIG_ROWS; r++)
+        for (c = 0; c < 64; c++)
+            wrong += big_out[r * 64 + c] != big_data[r * BIG_COLS + (c * 37) % BIG_COLS];
+    CHECK(wrong == 0);
+    big_indices[5] = BIG_COLS;
+    CHECK_STATUS(AT_CALL(gk_gather(&d, &i, 1, 0, &o, &opts)), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "indices[5]");
+}
+
 static void shape_queries(void) {
     const int64_t shape[3] = {2, 3, 4};
     const int64_t ishape[2] = {5, 2};
@@ -291,6 +313,7 @@ int main(void) {
         {"GatherND streamed slices", nd_streaming_slices},
         {"GatherND streamed through staging", nd_streaming_staged},
         {"GatherND bad index", nd_bad_index},
+        {"Gather rows, and a bad index", gather_rows},
         {"shape queries, version, status strings", shape_queries},
     };
     size_t k, worst = 0;

@@ -6,48 +6,67 @@
 
 typedef struct {
     const char *name;
-    int nd; /* 0: GatherElements, 1: GatherND */
+    int op; /* 0: GatherElements, 1: GatherND, 2: Gather */
     size_t data_rank;
     int64_t data_shape[3];
-    int32_t data[9];
+    int32_t data[12];
     size_t indices_rank;
     int64_t indices_shape[3];
     int64_t indices[6];
     int64_t attribute;
     size_t output_rank;
     int64_t output_shape[3];
-    int32_t output[6];
+    int32_t output[8];
     int32_t flavor;
     int32_t versions[4]; /* ends with 0 (the newest) */
+    int64_t batch_dims;  /* Gather only */
 } example;
 
 static const example EXAMPLES[] = {
     {"ONNX GatherElements example 1", 0, 2, {2, 2}, {1, 2, 3, 4}, 2, {2, 2}, {0, 0, 1, 0}, 1,
-     2, {2, 2}, {1, 1, 4, 3}, GK_FLAVOR_ONNX, {11, 12, 13, 0}},
+     2, {2, 2}, {1, 1, 4, 3}, GK_FLAVOR_ONNX, {11, 12, 13, 0}, 0},
     {"ONNX GatherElements example 2", 0, 2, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}, 2, {2, 3},
-     {1, 2, 0, 2, 0, 0}, 0, 2, {2, 3}, {4, 8, 3, 7, 2, 3}, GK_FLAVOR_ONNX, {11, 13, 0}},
+     {1, 2, 0, 2, 0, 0}, 0, 2, {2, 3}, {4, 8, 3, 7, 2, 3}, GK_FLAVOR_ONNX, {11, 13, 0}, 0},
     {"ONNX GatherElements negative indices", 0, 2, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}, 2, {2, 3},
-     {-1, -2, 0, -2, 0, 0}, 0, 2, {2, 3}, {7, 5, 3, 4, 2, 3}, GK_FLAVOR_ONNX, {11, 13, 0}},
+     {-1, -2, 0, -2, 0, 0}, 0, 2, {2, 3}, {7, 5, 3, 4, 2, 3}, GK_FLAVOR_ONNX, {11, 13, 0}, 0},
     {"OpenVINO GatherElements-6 example 1", 0, 2, {2, 2}, {1, 2, 3, 4}, 2, {2, 2}, {0, 1, 0, 0}, 0,
-     2, {2, 2}, {1, 4, 1, 2}, GK_FLAVOR_OPENVINO, {6, 0}},
+     2, {2, 2}, {1, 4, 1, 2}, GK_FLAVOR_OPENVINO, {6, 0}, 0},
     {"OpenVINO GatherElements-6 example 2", 0, 2, {2, 2}, {1, 7, 4, 3}, 2, {2, 3},
-     {1, 1, 0, 1, 0, 1}, 1, 2, {2, 3}, {7, 7, 1, 3, 4, 3}, GK_FLAVOR_OPENVINO, {6, 0}},
+     {1, 1, 0, 1, 0, 1}, 1, 2, {2, 3}, {7, 7, 1, 3, 4, 3}, GK_FLAVOR_OPENVINO, {6, 0}, 0},
     {"OpenVINO GatherElements-6 example 3", 0, 2, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}, 2, {2, 3},
-     {1, 0, 1, 1, 2, 0}, 0, 2, {2, 3}, {4, 2, 6, 4, 8, 3}, GK_FLAVOR_OPENVINO, {6, 0}},
+     {1, 0, 1, 1, 2, 0}, 0, 2, {2, 3}, {4, 2, 6, 4, 8, 3}, GK_FLAVOR_OPENVINO, {6, 0}, 0},
     {"ONNX GatherND example 1", 1, 2, {2, 2}, {0, 1, 2, 3}, 2, {2, 2}, {0, 0, 1, 1}, 0,
-     1, {2}, {0, 3}, GK_FLAVOR_ONNX, {11, 12, 13, 0}},
+     1, {2}, {0, 3}, GK_FLAVOR_ONNX, {11, 12, 13, 0}, 0},
     {"ONNX GatherND example 2", 1, 2, {2, 2}, {0, 1, 2, 3}, 2, {2, 1}, {1, 0}, 0,
-     2, {2, 2}, {2, 3, 0, 1}, GK_FLAVOR_ONNX, {11, 12, 13, 0}},
+     2, {2, 2}, {2, 3, 0, 1}, GK_FLAVOR_ONNX, {11, 12, 13, 0}, 0},
     {"ONNX GatherND example 3", 1, 3, {2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}, 2, {2, 2}, {0, 1, 1, 0}, 0,
-     2, {2, 2}, {2, 3, 4, 5}, GK_FLAVOR_ONNX, {11, 12, 13, 0}},
+     2, {2, 2}, {2, 3, 4, 5}, GK_FLAVOR_ONNX, {11, 12, 13, 0}, 0},
     {"ONNX GatherND example 4", 1, 3, {2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}, 3, {2, 1, 2},
-     {0, 1, 1, 0}, 0, 3, {2, 1, 2}, {2, 3, 4, 5}, GK_FLAVOR_ONNX, {11, 12, 13, 0}},
+     {0, 1, 1, 0}, 0, 3, {2, 1, 2}, {2, 3, 4, 5}, GK_FLAVOR_ONNX, {11, 12, 13, 0}, 0},
     {"ONNX GatherND example 5 (batch_dims 1)", 1, 3, {2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}, 2, {2, 1},
-     {1, 0}, 1, 2, {2, 2}, {2, 3, 4, 5}, GK_FLAVOR_ONNX, {12, 13, 0}},
+     {1, 0}, 1, 2, {2, 2}, {2, 3, 4, 5}, GK_FLAVOR_ONNX, {12, 13, 0}, 0},
     {"OpenVINO GatherND-5 (batch_dims 1)", 1, 3, {2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}, 2, {2, 1},
-     {1, 0}, 1, 2, {2, 2}, {2, 3, 4, 5}, GK_FLAVOR_OPENVINO, {5, 8, 0}},
+     {1, 0}, 1, 2, {2, 2}, {2, 3, 4, 5}, GK_FLAVOR_OPENVINO, {5, 8, 0}, 0},
     {"OpenVINO GatherND-8 example 3", 1, 3, {2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}, 2, {2, 2},
-     {0, 1, 1, 0}, 0, 2, {2, 2}, {2, 3, 4, 5}, GK_FLAVOR_OPENVINO, {5, 8, 0}},
+     {0, 1, 1, 0}, 0, 2, {2, 2}, {2, 3, 4, 5}, GK_FLAVOR_OPENVINO, {5, 8, 0}, 0},
+    /* The ONNX Gather examples with the float data scaled by 10 (exact values: tests/gather.rs). */
+    {"ONNX Gather example 1 (x10)", 2, 2, {3, 2}, {10, 12, 23, 34, 45, 57}, 2, {2, 2}, {0, 1, 1, 2},
+     0, 3, {2, 2, 2}, {10, 12, 23, 34, 23, 34, 45, 57}, GK_FLAVOR_ONNX, {1, 11, 13, 0}, 0},
+    {"ONNX Gather example 2 (x10)", 2, 2, {3, 3}, {10, 12, 19, 23, 34, 39, 45, 57, 59}, 2, {1, 2},
+     {0, 2}, 1, 3, {3, 1, 2}, {10, 19, 23, 39, 45, 59}, GK_FLAVOR_ONNX, {1, 11, 13, 0}, 0},
+    {"ONNX Gather negative indices", 2, 1, {10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 1, {3},
+     {0, -9, -10}, 0, 1, {3}, {0, 1, 0}, GK_FLAVOR_ONNX, {1, 11, 13, 0}, 0},
+    {"ONNX Gather scalar index", 2, 2, {2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0, {0}, {1}, 1,
+     1, {2}, {1, 6}, GK_FLAVOR_ONNX, {13, 0}, 0},
+    {"OpenVINO Gather-8 example 1", 2, 1, {5}, {1, 2, 3, 4, 5}, 1, {3}, {0, 0, 4}, 0,
+     1, {3}, {1, 1, 5}, GK_FLAVOR_OPENVINO, {8, 0}, 0},
+    {"OpenVINO Gather-8 example 2 (batch_dims 1)", 2, 2, {2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2,
+     {2, 3}, {0, 0, 4, 4, 0, 0}, 1, 2, {2, 3}, {1, 1, 5, 10, 6, 6}, GK_FLAVOR_OPENVINO, {8, 0}, 1},
+    {"OpenVINO Gather-8 example 5 (batch_dims -1)", 2, 2, {2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+     2, {2, 3}, {0, 0, 4, 4, 0, 0}, 1, 2, {2, 3}, {1, 1, 5, 10, 6, 6}, GK_FLAVOR_OPENVINO, {8, 0},
+     -1},
+    {"OpenVINO Gather-8 example 6", 2, 1, {5}, {1, 2, 3, 4, 5}, 1, {3}, {0, -2, -1}, 0,
+     1, {3}, {1, 4, 5}, GK_FLAVOR_OPENVINO, {8, 0}, 0},
 };
 
 static size_t count(const int64_t *shape, size_t rank) {
@@ -57,7 +76,7 @@ static size_t count(const int64_t *shape, size_t rank) {
 }
 
 static void run(const example *e, int32_t version, int index_bits) {
-    int32_t out[6];
+    int32_t out[8];
     int32_t idx32[6];
     size_t i, n_idx = count(e->indices_shape, e->indices_rank), n_out = count(e->output_shape, e->output_rank);
     int64_t shape[3] = {-1, -1, -1};
@@ -73,8 +92,12 @@ static void run(const example *e, int32_t version, int index_bits) {
         indices.dtype = GK_DTYPE_INT32;
         indices.data = idx32;
     }
-    for (i = 0; i < 6; i++) out[i] = -99;
-    if (e->nd) {
+    for (i = 0; i < 8; i++) out[i] = -99;
+    if (e->op == 2) {
+        status = gk_gather(&data, &indices, e->attribute, e->batch_dims, &output, &options);
+        query = gk_gather_output_shape(&data, &indices, e->attribute, e->batch_dims, &options, shape, 3,
+                                       &rank);
+    } else if (e->op == 1) {
         status = gk_gather_nd(&data, &indices, e->attribute, &output, &options);
         query = gk_gather_nd_output_shape(&data, &indices, e->attribute, &options, shape, 3, &rank);
     } else {

@@ -185,12 +185,12 @@ extern "C" {
 #define GK_STATUS_PANIC 12
 
 /**
- * ONNX operators: GatherElements-11/13, GatherND-11/12/13.
+ * ONNX operators: GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13.
  */
 #define GK_FLAVOR_ONNX 0
 
 /**
- * OpenVINO operators: GatherElements-6, GatherND-5/8.
+ * OpenVINO operators: GatherElements-6, GatherND-5/8, Gather-8.
  */
 #define GK_FLAVOR_OPENVINO 1
 
@@ -378,6 +378,42 @@ int32_t gk_gather_nd_output_shape(const struct gk_tensor *data,
                                   int64_t *shape_out,
                                   size_t shape_capacity,
                                   size_t *rank_out);
+
+/**
+ * Gather: along `axis`, each index value picks a slice of `data`; the output shape is
+ * `data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`. `indices` may have
+ * rank 0 (a scalar index). `batch_dims` must be 0 for ONNX Gather; OpenVINO Gather-8 takes it
+ * in `[-indices rank, min(axis, indices rank)]` (a negative value counts from the indices' rank),
+ * with the first `batch_dims` dimensions of data and indices equal.
+ *
+ * Checks as `gk_gather_elements`, with `axis` then `batch_dims` as the attribute step. Index
+ * values are checked even when the output has no elements; an out-of-range index is
+ * GK_STATUS_INDEX_OUT_OF_BOUNDS for both flavors (OpenVINO itself fills zeros).
+ *
+ * # Safety
+ * As for `gk_gather_elements`.
+ */
+int32_t gk_gather(const struct gk_tensor *data,
+                  const struct gk_tensor *indices,
+                  int64_t axis,
+                  int64_t batch_dims,
+                  const struct gk_tensor_mut *output,
+                  const struct gk_options *options);
+
+/**
+ * The output shape `gk_gather` would need; as `gk_gather_elements_output_shape`.
+ *
+ * # Safety
+ * As for `gk_gather_elements_output_shape`.
+ */
+int32_t gk_gather_output_shape(const struct gk_tensor *data,
+                               const struct gk_tensor *indices,
+                               int64_t axis,
+                               int64_t batch_dims,
+                               const struct gk_options *options,
+                               int64_t *shape_out,
+                               size_t shape_capacity,
+                               size_t *rank_out);
 
 /**
  * A static description of a status code, e.g. "index out of bounds"; "unknown status" for codes

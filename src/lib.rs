@@ -53,6 +53,7 @@ mod threads;
 pub use dtype::{DType, Element, StringHandle};
 pub use error::{Error, Result, Status};
 pub use kernels::ElementsTraversal;
+pub use ops::gather::{Gather, GatherOp, GatherVersion};
 pub use ops::gather_elements::{GatherElements, GatherElementsOp, GatherElementsVersion};
 pub use ops::gather_nd::{GatherNd, GatherNdOp, GatherNdVersion};
 pub use ops::Plan;
@@ -101,8 +102,7 @@ pub fn gather_elements<T: Element, I: IndexElement>(
     options: &Options,
 ) -> Result<()> {
     let plan = GatherElements::new(data.desc(), index_desc(&indices), axis, options)?;
-    plan.check_output(output.desc())?;
-    plan.run(data.data(), indices.data(), output.into_data())
+    run_typed(&plan, data, indices, output)
 }
 
 /// GatherElements into a new vector; returns the output shape and elements.
@@ -113,9 +113,7 @@ pub fn gather_elements_to_vec<T: Element, I: IndexElement>(
     options: &Options,
 ) -> Result<(Vec<usize>, Vec<T>)> {
     let plan = GatherElements::new(data.desc(), index_desc(&indices), axis, options)?;
-    let len = shape::element_count(plan.output_shape()).unwrap_or(0);
-    let out = collect(|buf| plan.run_uninit(data.data(), indices.data(), buf), len)?;
-    Ok((plan.output_shape().to_vec(), out))
+    run_to_vec(&plan, data, indices)
 }
 
 /// GatherElements on byte buffers whose dtypes are known only at run time.
@@ -147,8 +145,7 @@ pub fn gather_elements_dyn(
     options: &Options,
 ) -> Result<()> {
     let plan = GatherElements::new(data.desc, indices.desc, axis, options)?;
-    plan.check_output(output.desc)?;
-    plan.run_bytes(data.bytes, indices.bytes, output.bytes)
+    run_dyn(&plan, data, indices, output)
 }
 
 /// GatherND into a caller-provided output. See [`GatherNd::new`] for the checks and their order.
@@ -178,8 +175,7 @@ pub fn gather_nd<T: Element, I: IndexElement>(
     options: &Options,
 ) -> Result<()> {
     let plan = GatherNd::new(data.desc(), index_desc(&indices), batch_dims, options)?;
-    plan.check_output(output.desc())?;
-    plan.run(data.data(), indices.data(), output.into_data())
+    run_typed(&plan, data, indices, output)
 }
 
 /// GatherND into a new vector; returns the output shape and elements.
@@ -190,9 +186,7 @@ pub fn gather_nd_to_vec<T: Element, I: IndexElement>(
     options: &Options,
 ) -> Result<(Vec<usize>, Vec<T>)> {
     let plan = GatherNd::new(data.desc(), index_desc(&indices), batch_dims, options)?;
-    let len = shape::element_count(plan.output_shape()).unwrap_or(0);
-    let out = collect(|buf| plan.run_uninit(data.data(), indices.data(), buf), len)?;
-    Ok((plan.output_shape().to_vec(), out))
+    run_to_vec(&plan, data, indices)
 }
 
 /// GatherND on byte buffers whose dtypes are known only at run time.
@@ -204,6 +198,99 @@ pub fn gather_nd_dyn(
     options: &Options,
 ) -> Result<()> {
     let plan = GatherNd::new(data.desc, indices.desc, batch_dims, options)?;
+    run_dyn(&plan, data, indices, output)
+}
+
+/// Gather (ONNX, or OpenVINO with `batch_dims`) into a caller-provided output. See
+/// [`Gather::new`] for the checks and their order; `batch_dims` must be 0 for ONNX.
+///
+/// ```
+/// use gatherkit::{gather, Options, TensorMut, TensorRef};
+///
+/// // ONNX Gather example 2: axis = 1.
+/// let data = [1.0f32, 1.2, 1.9, 2.3, 3.4, 3.9, 4.5, 5.7, 5.9];
+/// let indices = [0i64, 2];
+/// let mut out = [0f32; 6];
+/// gather(
+///     TensorRef::new(&[3, 3], &data),
+///     TensorRef::new(&[1, 2], &indices),
+///     1,
+///     0,
+///     TensorMut::new(&[3, 1, 2], &mut out),
+///     &Options::default(),
+/// )?;
+/// assert_eq!(out, [1.0, 1.9, 2.3, 3.9, 4.5, 5.9]);
+/// # Ok::<(), gatherkit::Error>(())
+/// ```
+pub fn gather<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    axis: i64,
+    batch_dims: i64,
+    output: TensorMut<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let plan = Gather::new(data.desc(), index_desc(&indices), axis, batch_dims, options)?;
+    run_typed(&plan, data, indices, output)
+}
+
+/// Gather into a new vector; returns the output shape and elements.
+pub fn gather_to_vec<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    axis: i64,
+    batch_dims: i64,
+    options: &Options,
+) -> Result<(Vec<usize>, Vec<T>)> {
+    let plan = Gather::new(data.desc(), index_desc(&indices), axis, batch_dims, options)?;
+    run_to_vec(&plan, data, indices)
+}
+
+/// Gather on byte buffers whose dtypes are known only at run time.
+pub fn gather_dyn(
+    data: DynTensorRef<'_>,
+    indices: DynTensorRef<'_>,
+    axis: i64,
+    batch_dims: i64,
+    output: DynTensorMut<'_>,
+    options: &Options,
+) -> Result<()> {
+    let plan = Gather::new(data.desc, indices.desc, axis, batch_dims, options)?;
+    run_dyn(&plan, data, indices, output)
+}
+
+/// A plan's output checked, then run on typed slices.
+#[allow(private_bounds)]
+fn run_typed<O: ops::Operator, T: Element, I: IndexElement>(
+    plan: &Plan<O>,
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    output: TensorMut<'_, T>,
+) -> Result<()> {
+    plan.check_output(output.desc())?;
+    plan.run(data.data(), indices.data(), output.into_data())
+}
+
+/// A plan run into a new vector of its output's length.
+#[allow(private_bounds)]
+fn run_to_vec<O: ops::Operator, T: Element, I: IndexElement>(
+    plan: &Plan<O>,
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+) -> Result<(Vec<usize>, Vec<T>)> {
+    let len = shape::element_count(plan.output_shape()).unwrap_or(0);
+    let out = collect(|buf| plan.run_uninit(data.data(), indices.data(), buf), len)?;
+    Ok((plan.output_shape().to_vec(), out))
+}
+
+/// A plan's output checked, then run on byte buffers.
+#[allow(private_bounds)]
+fn run_dyn<O: ops::Operator>(
+    plan: &Plan<O>,
+    data: DynTensorRef<'_>,
+    indices: DynTensorRef<'_>,
+    output: DynTensorMut<'_>,
+) -> Result<()> {
     plan.check_output(output.desc)?;
     plan.run_bytes(data.bytes, indices.bytes, output.bytes)
 }

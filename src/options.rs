@@ -7,10 +7,10 @@ use crate::threads::ParallelFor;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[repr(i32)]
 pub enum Flavor {
-    /// ONNX operators (GatherElements-11/13, GatherND-11/12/13).
+    /// ONNX operators (GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13).
     #[default]
     Onnx = 0,
-    /// OpenVINO operators (GatherElements-6, GatherND-5/8).
+    /// OpenVINO operators (GatherElements-6, GatherND-5/8, Gather-8).
     OpenVino = 1,
 }
 

@@ -79,9 +79,9 @@ pub const GK_STATUS_INVALID_ARGUMENT: i32 = 11;
 /// An internal panic was caught (a gatherkit bug; please report it).
 pub const GK_STATUS_PANIC: i32 = 12;
 
-/// ONNX operators: GatherElements-11/13, GatherND-11/12/13.
+/// ONNX operators: GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13.
 pub const GK_FLAVOR_ONNX: i32 = 0;
-/// OpenVINO operators: GatherElements-6, GatherND-5/8.
+/// OpenVINO operators: GatherElements-6, GatherND-5/8, Gather-8.
 pub const GK_FLAVOR_OPENVINO: i32 = 1;
 
 /// The C numbers are the Rust enums' numbers, in the same order: a mismatch does not compile.

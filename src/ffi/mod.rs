@@ -14,6 +14,7 @@ mod descriptor;
 pub use declarations::*;
 
 use crate::error::{Error, Result, Status};
+use crate::ops::gather::Gather;
 use crate::ops::gather_elements::GatherElements;
 use crate::ops::gather_nd::GatherNd;
 use crate::ops::{buffers, Operator, Plan};
@@ -323,6 +324,66 @@ pub unsafe extern "C" fn gk_gather_nd_output_shape(
                 shape_capacity,
                 rank_out,
                 |d, i, o| GatherNd::new(d, i, batch_dims, o),
+            )
+        }
+    })
+}
+
+/// Gather: along `axis`, each index value picks a slice of `data`; the output shape is
+/// `data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`. `indices` may have
+/// rank 0 (a scalar index). `batch_dims` must be 0 for ONNX Gather; OpenVINO Gather-8 takes it
+/// in `[-indices rank, min(axis, indices rank)]` (a negative value counts from the indices' rank),
+/// with the first `batch_dims` dimensions of data and indices equal.
+///
+/// Checks as `gk_gather_elements`, with `axis` then `batch_dims` as the attribute step. Index
+/// values are checked even when the output has no elements; an out-of-range index is
+/// GK_STATUS_INDEX_OUT_OF_BOUNDS for both flavors (OpenVINO itself fills zeros).
+///
+/// # Safety
+/// As for `gk_gather_elements`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    axis: i64,
+    batch_dims: i64,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        gather_call(data, indices, output, options, |d, i, o| {
+            Gather::new(d, i, axis, batch_dims, o)
+        })
+    })
+}
+
+/// The output shape `gk_gather` would need; as `gk_gather_elements_output_shape`.
+///
+/// # Safety
+/// As for `gk_gather_elements_output_shape`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather_output_shape(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    axis: i64,
+    batch_dims: i64,
+    options: *const gk_options,
+    shape_out: *mut i64,
+    shape_capacity: usize,
+    rank_out: *mut usize,
+) -> i32 {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        unsafe {
+            shape_query(
+                data,
+                indices,
+                options,
+                shape_out,
+                shape_capacity,
+                rank_out,
+                |d, i, o| Gather::new(d, i, axis, batch_dims, o),
             )
         }
     })

@@ -18,17 +18,17 @@
 
 mod cursor;
 mod gather_elements;
-mod gather_nd;
 mod isa;
 mod parallel;
 mod prefetch;
 mod resolve;
+mod slices;
 mod stream;
 mod views;
 
 pub(crate) use gather_elements::ElementsKernel;
 pub use gather_elements::ElementsTraversal;
-pub(crate) use gather_nd::NdKernel;
+pub(crate) use slices::SliceKernel;
 pub(crate) use views::{
     bytes_out, element_bytes, element_bytes_out, from_bytes, from_bytes_out, index_bytes,
     indices_from_bytes, uninit_bytes_out,

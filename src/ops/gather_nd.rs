@@ -9,7 +9,7 @@
 use super::{allowed_range, index_type, Operator, Plan};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
-use crate::kernels::{BadIndex, NdKernel};
+use crate::kernels::{BadIndex, SliceKernel};
 use crate::options::{Flavor, Options};
 use crate::repr::IndexType;
 use crate::shape::{check_rank_limit, coordinates, format_dims, Dims, MAX_RANK};
@@ -74,7 +74,7 @@ pub struct GatherNdOp {
     data_shape: Dims,
     indices_shape: Dims,
     batch_dims: usize,
-    kernel: NdKernel,
+    kernel: SliceKernel,
 }
 
 impl GatherNd {
@@ -251,7 +251,7 @@ fn build(
         data_shape: Dims::from_slice(data.shape),
         indices_shape: Dims::from_slice(indices.shape),
         batch_dims: b,
-        kernel: NdKernel::new(data.shape, indices.shape, b),
+        kernel: SliceKernel::new(data.shape, indices.shape, b),
     };
     Plan::assemble(
         version.name(),
@@ -265,9 +265,9 @@ fn build(
 }
 
 impl Operator for GatherNdOp {
-    type Kernel = NdKernel;
+    type Kernel = SliceKernel;
 
-    fn kernel(&self) -> &NdKernel {
+    fn kernel(&self) -> &SliceKernel {
         &self.kernel
     }
 

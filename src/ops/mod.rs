@@ -16,6 +16,7 @@
 //! constructor on its `Plan` alias) and its [`Operator`] half; the rest is shared.
 
 pub(crate) mod buffers;
+pub(crate) mod gather;
 pub(crate) mod gather_elements;
 pub(crate) mod gather_nd;
 pub(crate) mod plan;

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _abi
 
-__all__ = ["gather_elements", "gather_nd", "GatherkitError", "library_version", "STATUS_NAMES"]
+__all__ = ["gather", "gather_elements", "gather_nd", "GatherkitError", "library_version", "STATUS_NAMES"]
 
 # Built from _abi so that a status added to the header needs no second edit here.
 STATUS_NAMES = {
@@ -112,16 +112,13 @@ def _load():
             continue
         tensor_p = ctypes.POINTER(_Tensor)
         options_p = ctypes.POINTER(_Options)
-        for name in ("gk_gather_elements", "gk_gather_nd"):
+        # Operator name -> its attributes (each an int64_t), in the C functions' order.
+        for name, attributes in (("gk_gather_elements", 1), ("gk_gather_nd", 1), ("gk_gather", 2)):
             fn = getattr(lib, name)
-            fn.argtypes = [tensor_p, tensor_p, ctypes.c_int64, tensor_p, options_p]
+            fn.argtypes = [tensor_p, tensor_p] + [ctypes.c_int64] * attributes + [tensor_p, options_p]
             fn.restype = ctypes.c_int32
-        for name in ("gk_gather_elements_output_shape", "gk_gather_nd_output_shape"):
-            fn = getattr(lib, name)
-            fn.argtypes = [
-                tensor_p,
-                tensor_p,
-                ctypes.c_int64,
+            fn = getattr(lib, name + "_output_shape")
+            fn.argtypes = [tensor_p, tensor_p] + [ctypes.c_int64] * attributes + [
                 options_p,
                 ctypes.POINTER(ctypes.c_int64),
                 ctypes.c_size_t,
@@ -223,12 +220,12 @@ def _options(flavor, version, num_threads):
     return _Options(ctypes.sizeof(_Options), _FLAVORS[flavor], version, num_threads, None, None, 0)
 
 
-def _run(query, gather, data, indices, attribute, options, out=None):
+def _run(query, gather, data, indices, attributes, options, out=None):
     d = _Prepared(data, "data")
     i = _Prepared(indices, "indices")
     shape = (ctypes.c_int64 * _abi.GK_MAX_RANK)()
     rank = ctypes.c_size_t(0)
-    _check(query(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(options), shape,
+    _check(query(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(options), shape,
                  _abi.GK_MAX_RANK, ctypes.byref(rank)))
     out_shape = tuple(shape[k] for k in range(rank.value))
     if d.code == _abi.GK_DTYPE_STRING:
@@ -238,7 +235,7 @@ def _run(query, gather, data, indices, attribute, options, out=None):
         out_tensor = _Tensor(_abi.GK_DTYPE_STRING, len(out_shape),
                              (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
                              ctypes.cast(handles, ctypes.c_void_p).value)
-        _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(out_tensor),
+        _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(out_tensor),
                       ctypes.byref(options)))
         # Handles are copied, never made: each is an input element's number (1-based).
         out = np.empty(out_shape, dtype=object)
@@ -252,7 +249,7 @@ def _run(query, gather, data, indices, attribute, options, out=None):
             or not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError(f"out must be a writable C-contiguous {d.array.dtype} array of shape {out_shape}")
     out_tensor = _Tensor(d.code, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape), out.ctypes.data)
-    _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), attribute, ctypes.byref(out_tensor),
+    _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(out_tensor),
                   ctypes.byref(options)))
     return out
 
@@ -263,7 +260,7 @@ def gather_elements(data, indices, axis=0, *, flavor="onnx", version=0, num_thre
     ``out``, if given, is a preallocated C-contiguous array of the output's shape and dtype that is
     written and returned. Raises GatherkitError on bad input."""
     return _run(_lib.gk_gather_elements_output_shape, _lib.gk_gather_elements, data, indices,
-                _int_arg("axis", axis, _INT64, "int64_t"), _options(flavor, version, num_threads), out)
+                (_int_arg("axis", axis, _INT64, "int64_t"),), _options(flavor, version, num_threads), out)
 
 
 def gather_nd(data, indices, batch_dims=0, *, flavor="onnx", version=0, num_threads=0, out=None):
@@ -271,4 +268,16 @@ def gather_nd(data, indices, batch_dims=0, *, flavor="onnx", version=0, num_thre
     within its batch (the first ``batch_dims`` dimensions). ``out`` as for gather_elements.
     Raises GatherkitError on bad input."""
     return _run(_lib.gk_gather_nd_output_shape, _lib.gk_gather_nd, data, indices,
-                _int_arg("batch_dims", batch_dims, _INT64, "int64_t"), _options(flavor, version, num_threads), out)
+                (_int_arg("batch_dims", batch_dims, _INT64, "int64_t"),), _options(flavor, version, num_threads), out)
+
+
+def gather(data, indices, axis=0, batch_dims=0, *, flavor="onnx", version=0, num_threads=0, out=None):
+    """Gather (``numpy.take`` along ``axis`` for ONNX): each index value picks a slice of ``data``;
+    the output shape is ``data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]``.
+    ``indices`` may be a scalar. ``batch_dims`` must be 0 for ONNX; OpenVINO Gather-8 takes it (a
+    negative value counts from the indices' rank). ``out`` as for gather_elements. Raises
+    GatherkitError on bad input (OpenVINO's zero-filling of out-of-range indices is an error
+    here)."""
+    return _run(_lib.gk_gather_output_shape, _lib.gk_gather, data, indices,
+                (_int_arg("axis", axis, _INT64, "int64_t"), _int_arg("batch_dims", batch_dims, _INT64, "int64_t")),
+                _options(flavor, version, num_threads), out)

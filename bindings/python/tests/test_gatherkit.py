@@ -165,3 +165,31 @@ def test_bad_arguments_say_what_was_wrong_and_what_to_pass(data, indices, error,
     with pytest.raises(error) as raised:
         gatherkit.gather_elements(data, indices, axis=0)
     assert fragment in str(raised.value)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.complex128])
+def test_gather_matches_numpy_take(index_dtype, dtype):
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        shape = tuple(rng.integers(1, 6, rng.integers(1, 5)))
+        axis = int(rng.integers(0, len(shape)))
+        indices = rng.integers(-shape[axis], shape[axis], rng.integers(0, 4, rng.integers(0, 3))).astype(index_dtype)
+        data = (rng.random(shape) * 100).astype(dtype)
+        expected = np.take(data, indices, axis=axis)
+        got = gatherkit.gather(data, indices, axis, num_threads=int(rng.integers(1, 4)))
+        assert got.shape == expected.shape and np.array_equal(got, expected)
+
+
+def test_gather_scalar_index_openvino_batch_dims_and_errors():
+    data = np.arange(10, dtype=np.int32).reshape(2, 5)
+    assert np.array_equal(gatherkit.gather(data, np.int64(1), axis=1), [1, 6])
+    indices = np.array([[0, 0, 4], [4, 0, 0]], dtype=np.int64)
+    got = gatherkit.gather(data + 1, indices, axis=1, batch_dims=-1, flavor="openvino")
+    assert np.array_equal(got, [[1, 1, 5], [10, 6, 6]])
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather(data, np.array([0, 5]), axis=1)
+    assert e.value.status == GK_STATUS_INDEX_OUT_OF_BOUNDS and "indices[1] = 5" in str(e.value)
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather(data, np.array([0]), axis=1, batch_dims=1)
+    assert e.value.status == GK_STATUS_INVALID_ATTRIBUTE and "must be 0" in str(e.value)

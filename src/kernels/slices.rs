@@ -17,15 +17,26 @@ use crate::shape::{saturating_product, Dims};
 use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 
-/// The flattened traversal of one GatherND call.
+/// The flattened traversal of a gather of whole slices: GatherND, and Gather (one-component
+/// tuples whose indices every *outer* position reuses).
+///
+/// Tuples run in output order: batch, outer position, tuple. A run is the tuples of one (batch,
+/// outer) pair; it reads its batch's indices and addresses `run_span` elements of data.
 #[derive(Clone, Debug)]
-pub(crate) struct NdKernel {
+pub(crate) struct SliceKernel {
     /// Product of the `b` batch dimensions.
     batches: usize,
-    /// Index tuples per batch: product of `indices.shape[b..q-1]`.
+    /// Positions per batch that share the batch's indices: 1 for GatherND; for Gather, the
+    /// product of the data dimensions between the batch dimensions and the axis.
+    outer: usize,
+    /// Index tuples per batch: product of `indices.shape[b..q-1]` (GatherND) or of
+    /// `indices.shape[b..]` (Gather).
     tuples_per_batch: usize,
     /// Data elements per batch: product of `data.shape[b..]`.
     batch_stride: usize,
+    /// Data elements between outer positions, and what one run addresses: `batch_stride` for
+    /// GatherND; `data.shape[axis] * slice_len` for Gather.
+    run_span: usize,
     /// `data.shape[b..b+k]`: the ranges the tuple components are checked against.
     tuple_dims: Dims,
     /// Data strides of those dimensions.
@@ -34,14 +45,14 @@ pub(crate) struct NdKernel {
     slice_len: usize,
 }
 
-impl NdKernel {
+impl SliceKernel {
     /// The traversal for validated shapes: `b < min(q, r)`, equal batch dimensions and
     /// `1 <= k <= r - b`.
     pub(crate) fn new(
         data_shape: &[usize],
         indices_shape: &[usize],
         batch_dims: usize,
-    ) -> NdKernel {
+    ) -> SliceKernel {
         // Cannot panic: the conditions above (checked by the plan) keep every slice in range.
         let b = batch_dims;
         let q = indices_shape.len();
@@ -57,22 +68,56 @@ impl NdKernel {
         }
         tuple_dims.as_mut_slice().reverse();
         tuple_strides.as_mut_slice().reverse();
-        NdKernel {
+        let batch_stride = saturating_product(&data_shape[b..]);
+        SliceKernel {
             batches: saturating_product(&data_shape[..b]),
+            outer: 1,
             tuples_per_batch: saturating_product(&indices_shape[b..q - 1]),
-            batch_stride: saturating_product(&data_shape[b..]),
+            batch_stride,
+            run_span: batch_stride,
             tuple_dims,
             tuple_strides,
             slice_len,
         }
     }
 
+    /// The traversal of a Gather (ONNX, or OpenVINO with `batch_dims`) along `axis`, for
+    /// validated shapes: `b <= axis < r`, `b <= q`, equal batch dimensions.
+    pub(crate) fn take(
+        data_shape: &[usize],
+        indices_shape: &[usize],
+        axis: usize,
+        batch_dims: usize,
+    ) -> SliceKernel {
+        // Cannot panic: b <= axis < r and b <= q (checked by the plan).
+        let b = batch_dims;
+        let slice_len = saturating_product(&data_shape[axis + 1..]);
+        let axis_size = data_shape[axis];
+        let mut tuple_dims = Dims::new();
+        let mut tuple_strides = Dims::new();
+        tuple_dims.push(axis_size);
+        tuple_strides.push(slice_len);
+        SliceKernel {
+            batches: saturating_product(&data_shape[..b]),
+            outer: saturating_product(&data_shape[b..axis]),
+            tuples_per_batch: saturating_product(&indices_shape[b..]),
+            batch_stride: saturating_product(&data_shape[b..]),
+            run_span: axis_size.saturating_mul(slice_len),
+            tuple_dims,
+            tuple_strides,
+            slice_len,
+        }
+    }
+
+    /// Tuples in output order (every outer position counts its batch's tuples again).
     fn tuples(&self) -> usize {
-        self.batches.saturating_mul(self.tuples_per_batch)
+        self.batches
+            .saturating_mul(self.outer)
+            .saturating_mul(self.tuples_per_batch)
     }
 }
 
-impl Kernel for NdKernel {
+impl Kernel for SliceKernel {
     /// The number of tuples and the bytes each moves, for choosing a thread count.
     fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
         (
@@ -121,7 +166,7 @@ impl Kernel for NdKernel {
     }
 }
 
-impl NdKernel {
+impl SliceKernel {
     /// The loop for slices of `N` elements and tuples of `K` components (0: known only at run
     /// time, `slice_len` and `tuple_dims.len()`).
     #[inline(always)]
@@ -134,7 +179,12 @@ impl NdKernel {
     ) -> Result<(), BadIndex> {
         let tuples = self.tuples();
         if tuples == 0 {
-            return Ok(());
+            // No output, but index values are still checked (GatherND always did; Gather with an
+            // empty outer dimension as ONNX Runtime does): one pass over every batch's tuples.
+            return match self.outer {
+                0 => self.check_only::<I, K>(indices),
+                _ => Ok(()),
+            };
         }
         let len = known_or(N, self.slice_len);
         // Whole slices of at least a few cache lines go straight to memory when the output is
@@ -155,29 +205,34 @@ impl NdKernel {
                 components: Components::new(),
                 staging: (stream && N != 0).then(Staging::new),
             };
-            // Tuples run a batch at a time (one division per batch, not per tuple). Cannot panic
-            // or divide by zero: tuples > 0 implies tuples_per_batch > 0; the batch runs
-            // partition `range`, whose indices and output lengths `split_units` and the plan
-            // guarantee.
+            // Tuples run a (batch, outer) pair at a time (two divisions per run, not per
+            // tuple). Cannot panic or divide by zero: tuples > 0 implies tuples_per_batch > 0
+            // and outer > 0; the runs partition `range`, whose indices and output lengths
+            // `split_units` and the plan guarantee.
             let mut t = range.start;
             let mut rest = chunk;
             while t < range.end {
-                let batch = t / self.tuples_per_batch;
-                let run_end = ((batch + 1) * self.tuples_per_batch).min(range.end);
+                let pair = t / self.tuples_per_batch;
+                let (batch, outer) = (pair / self.outer, pair % self.outer);
+                let first = t - pair * self.tuples_per_batch;
+                let run_end = ((pair + 1) * self.tuples_per_batch).min(range.end);
                 let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
                 rest = tail;
+                // The batch's indices, from this run's first tuple.
+                let at = batch * self.tuples_per_batch + first;
                 let run = BatchRun {
-                    base: batch * self.batch_stride,
-                    batch_stride: self.batch_stride,
+                    base: batch * self.batch_stride + outer * self.run_span,
+                    span: self.run_span,
                     slice_len: len,
                     dims,
                     strides,
                     ahead_tuples,
                     stream,
                 };
-                run.gather::<E, I, N, K>(data, &indices[t * k..run_end * k], part, &mut scratch)
+                let idx = &indices[at * k..(at + run_end - t) * k];
+                run.gather::<E, I, N, K>(data, idx, part, &mut scratch)
                     .map_err(|(p, value)| BadIndex {
-                        position: t * k + p,
+                        position: at * k + p,
                         value,
                     })?;
                 t = run_end;
@@ -187,6 +242,27 @@ impl NdKernel {
             }
             Ok(())
         })
+    }
+}
+
+impl SliceKernel {
+    /// Checks every index value, copying nothing (an output without elements).
+    fn check_only<I: IndexElement, const K: usize>(&self, indices: &[I]) -> Result<(), BadIndex> {
+        let k = known_or(K, self.tuple_dims.len());
+        let dims = &self.tuple_dims.as_slice()[..k];
+        let mut components = Components::new();
+        // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
+        let block = INDEX_BLOCK / k * k;
+        for (b, idx_block) in indices.chunks(block).enumerate() {
+            if !components.copy_resolved::<I, K>(idx_block, dims).1 {
+                let (p, value) = first_bad_component(idx_block, dims);
+                return Err(BadIndex {
+                    position: b * block + p,
+                    value,
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -200,10 +276,10 @@ struct Scratch {
 
 /// The tuples of one batch (or the part of it a thread has).
 struct BatchRun<'a> {
-    /// Offset in `data` of the batch.
+    /// Offset in `data` of the run's (batch, outer) pair.
     base: usize,
-    /// Elements of `data` in a batch.
-    batch_stride: usize,
+    /// Elements of `data` from `base` that the run's slices lie in.
+    span: usize,
     /// Elements per slice.
     slice_len: usize,
     dims: &'a [usize],
@@ -248,9 +324,9 @@ impl BatchRun<'_> {
             }
             return Ok(());
         }
-        // Cannot panic: a batch's slices all lie in data[base..base + batch_stride] (the plan
-        // sized data as batches * batch_stride), so this one check covers the copy loops.
-        let batch = &data[self.base..self.base + self.batch_stride];
+        // Cannot panic: a run's slices all lie in data[base..base + span] (the plan sized data as
+        // batches * outer * span), so this one check covers the copy loops.
+        let batch = &data[self.base..self.base + self.span];
         let blocks = idx
             .chunks(block_tuples * k)
             .zip(out.chunks_mut(block_tuples * len));
@@ -382,7 +458,7 @@ mod tests {
     #[test]
     fn layout_flattens_batches_tuples_and_slices() {
         // data [2, 3, 4, 5], indices [2, 7, 2], b = 1: tuples index dims 1 and 2, slices of 5.
-        let l = NdKernel::new(&[2, 3, 4, 5], &[2, 7, 2], 1);
+        let l = SliceKernel::new(&[2, 3, 4, 5], &[2, 7, 2], 1);
         assert_eq!(
             (l.batches, l.tuples_per_batch, l.batch_stride, l.slice_len),
             (2, 7, 60, 5)

@@ -1,0 +1,680 @@
+//! Gather (ONNX 1/11/13, OpenVINO 8): every example of the ONNX spec text and backend node tests
+//! and of the OpenVINO spec (with their exact expected values), the error rows of the check
+//! order, and randomized shapes against a direct implementation of the element rule, for every
+//! element width, both index types and several thread counts.
+
+#[path = "common/hosts.rs"]
+mod hosts;
+
+use gatherkit::{
+    gather, gather_to_vec, DType, Element, Gather, GatherVersion, IndexElement, Options, Status,
+    StringHandle, TensorDesc, TensorMut, TensorRef,
+};
+use hosts::executors;
+
+fn onnx(opset: i32) -> Options {
+    Options::onnx(opset)
+}
+
+fn ov() -> Options {
+    Options::openvino(8)
+}
+
+/// Gathers with every version of `versions` (and 1, 2 and 3 threads) and checks shape and values.
+fn check<T: Element + PartialEq + std::fmt::Debug, I: IndexElement>(
+    versions: &[Options],
+    data: (&[usize], &[T]),
+    indices: (&[usize], &[I]),
+    axis: i64,
+    batch_dims: i64,
+    expected: (&[usize], &[T]),
+) {
+    for options in versions {
+        for threads in [1, 2, 3] {
+            let options = options.with_threads(threads);
+            let (shape, out) = gather_to_vec(
+                TensorRef::new(data.0, data.1),
+                TensorRef::new(indices.0, indices.1),
+                axis,
+                batch_dims,
+                &options,
+            )
+            .unwrap_or_else(|e| panic!("{options:?}: {}", e.message()));
+            assert_eq!((shape.as_slice(), out.as_slice()), expected, "{options:?}");
+        }
+    }
+}
+
+fn all_onnx() -> Vec<Options> {
+    vec![
+        onnx(1),
+        onnx(10),
+        onnx(11),
+        onnx(12),
+        onnx(13),
+        onnx(0),
+        ov(),
+    ]
+}
+
+#[test]
+fn onnx_spec_examples() {
+    // Example 1, axis 0.
+    let data = [1.0f32, 1.2, 2.3, 3.4, 4.5, 5.7];
+    check(
+        &all_onnx(),
+        (&[3, 2], &data),
+        (&[2, 2], &[0i64, 1, 1, 2]),
+        0,
+        0,
+        (&[2, 2, 2], &[1.0, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7]),
+    );
+    // Example 2, axis 1.
+    let data = [1.0f32, 1.2, 1.9, 2.3, 3.4, 3.9, 4.5, 5.7, 5.9];
+    check(
+        &all_onnx(),
+        (&[3, 3], &data),
+        (&[1, 2], &[0i32, 2]),
+        1,
+        0,
+        (&[3, 1, 2], &[1.0, 1.9, 2.3, 3.9, 4.5, 5.9]),
+    );
+}
+
+#[test]
+fn onnx_gather_13_shape_table_and_extra_cases() {
+    let data: Vec<i32> = (0..10).collect();
+    // (P,Q) with a scalar index along 0 and 1; the data is [[0..4],[5..9]].
+    check(
+        &all_onnx(),
+        (&[2, 5], &data),
+        (&[], &[1i64]),
+        0,
+        0,
+        (&[5], &[5, 6, 7, 8, 9]),
+    );
+    check(
+        &all_onnx(),
+        (&[2, 5], &data),
+        (&[], &[1i64]),
+        1,
+        0,
+        (&[2], &[1, 6]),
+    );
+    // indices [0] along axis -1.
+    check(
+        &all_onnx(),
+        (&[2, 5], &data),
+        (&[1], &[0i64]),
+        -1,
+        0,
+        (&[2, 1], &[0, 5]),
+    );
+    // Empty indices [0, 3] along axis 1: an empty output of shape [2, 0, 3].
+    check(
+        &all_onnx(),
+        (&[2, 5], &data),
+        (&[0, 3], &[] as &[i64]),
+        1,
+        0,
+        (&[2, 0, 3], &[]),
+    );
+    // (P,Q,R) with a scalar index along 1: out[p, r] = data[p, 1, r].
+    let data: Vec<i32> = (0..24).collect();
+    check(
+        &all_onnx(),
+        (&[2, 3, 4], &data),
+        (&[], &[1i32]),
+        1,
+        0,
+        (&[2, 4], &[4, 5, 6, 7, 16, 17, 18, 19]),
+    );
+}
+
+#[test]
+fn onnx_backend_node_tests() {
+    let data: Vec<f32> = (0..120).map(|x| x as f32 * 0.5 - 7.0).collect();
+    let picked = [0usize, 1, 3];
+    // test_gather_0: data[[0, 1, 3]] of [5, 4, 3, 2].
+    let expected: Vec<f32> = picked
+        .iter()
+        .flat_map(|&i| data[i * 24..(i + 1) * 24].to_vec())
+        .collect();
+    check(
+        &all_onnx(),
+        (&[5, 4, 3, 2], &data),
+        (&[3], &[0i64, 1, 3]),
+        0,
+        0,
+        (&[3, 4, 3, 2], &expected),
+    );
+    // test_gather_1: data[:, [0, 1, 3]].
+    let expected: Vec<f32> = (0..5)
+        .flat_map(|p| {
+            picked
+                .iter()
+                .flat_map(|&i| data[p * 24 + i * 6..p * 24 + (i + 1) * 6].to_vec())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    check(
+        &all_onnx(),
+        (&[5, 4, 3, 2], &data),
+        (&[3], &[0i64, 1, 3]),
+        1,
+        0,
+        (&[5, 3, 3, 2], &expected),
+    );
+    // test_gather_2d_indices.
+    let data9 = &data[..9];
+    let expected: Vec<f32> = (0..3)
+        .flat_map(|i| [data9[i * 3], data9[i * 3 + 2]])
+        .collect();
+    check(
+        &all_onnx(),
+        (&[3, 3], data9),
+        (&[1, 2], &[0i64, 2]),
+        1,
+        0,
+        (&[3, 1, 2], &expected),
+    );
+    // test_gather_negative_indices: arange(10), [0, -9, -10] -> [0, 1, 0].
+    let data: Vec<f32> = (0..10).map(|x| x as f32).collect();
+    check(
+        &all_onnx(),
+        (&[10], &data),
+        (&[3], &[0i64, -9, -10]),
+        0,
+        0,
+        (&[3], &[0.0, 1.0, 0.0]),
+    );
+}
+
+#[test]
+fn strings_are_gathered_as_handles() {
+    let (a, b, c) = (c"a".as_ptr(), c"b".as_ptr(), c"c".as_ptr());
+    let data = [StringHandle(a), StringHandle(b), StringHandle(c)];
+    check(
+        &all_onnx(),
+        (&[3], &data),
+        (&[2], &[2i64, -3]),
+        0,
+        0,
+        (&[2], &[StringHandle(c), StringHandle(a)]),
+    );
+}
+
+#[test]
+fn openvino_spec_examples() {
+    let v = [ov()];
+    // 1. b = 0, axis 0.
+    check(
+        &v,
+        (&[5], &[1, 2, 3, 4, 5i32]),
+        (&[3], &[0i64, 0, 4]),
+        0,
+        0,
+        (&[3], &[1, 1, 5]),
+    );
+    // 2. b = 1, axis 1; 5. the same with b = -1.
+    let data: Vec<i32> = (1..=10).collect();
+    for b in [1, -1] {
+        check(
+            &v,
+            (&[2, 5], &data),
+            (&[2, 3], &[0i64, 0, 4, 4, 0, 0]),
+            1,
+            b,
+            (&[2, 3], &[1, 1, 5, 10, 6, 6]),
+        );
+    }
+    // 3. b = 2, axis 2.
+    let data: Vec<i32> = (1..=20).collect();
+    check(
+        &v,
+        (&[2, 2, 5], &data),
+        (&[2, 2, 3], &[0i64, 0, 4, 4, 0, 0, 1, 2, 4, 4, 3, 2]),
+        2,
+        2,
+        (&[2, 2, 3], &[1, 1, 5, 10, 6, 6, 12, 13, 15, 20, 19, 18]),
+    );
+    // 4. b = 1, axis 2.
+    let data: Vec<i32> = (1..=40).collect();
+    check(
+        &v,
+        (&[2, 1, 5, 4], &data),
+        (&[2, 3], &[1i64, 2, 4, 4, 3, 2]),
+        2,
+        1,
+        (
+            &[2, 1, 3, 4],
+            &[
+                5, 6, 7, 8, 9, 10, 11, 12, 17, 18, 19, 20, 37, 38, 39, 40, 33, 34, 35, 36, 29, 30,
+                31, 32,
+            ],
+        ),
+    );
+    // 6. negative indices.
+    check(
+        &v,
+        (&[5], &[1, 2, 3, 4, 5i32]),
+        (&[3], &[0i64, -2, -1]),
+        0,
+        0,
+        (&[3], &[1, 4, 5]),
+    );
+    // Extra: b = M = 1 (one index per batch); b = -2 normalizes to 0; b = 1, axis 2 reusing the
+    // batch's indices for every position between.
+    let data: Vec<i32> = (1..=10).collect();
+    check(
+        &v,
+        (&[2, 5], &data),
+        (&[2], &[4i64, 1]),
+        1,
+        1,
+        (&[2], &[5, 7]),
+    );
+    check(
+        &v,
+        (&[2, 5], &data),
+        (&[2, 3], &[0i64, 0, 4, 4, 0, 0]),
+        1,
+        -2,
+        (&[2, 2, 3], &[1, 1, 5, 5, 1, 1, 6, 6, 10, 10, 6, 6]),
+    );
+    let data: Vec<i32> = (0..24).collect();
+    check(
+        &v,
+        (&[2, 3, 4], &data),
+        (&[2, 2], &[0i64, 2, 1, 1]),
+        2,
+        1,
+        (&[2, 3, 2], &[0, 2, 4, 6, 8, 10, 13, 13, 17, 17, 21, 21]),
+    );
+}
+
+/// One error row: the call, the status and fragments its message must contain.
+fn check_error<I: IndexElement>(
+    name: &str,
+    data_shape: &[usize],
+    indices: (&[usize], &[I]),
+    (axis, batch_dims): (i64, i64),
+    options: Options,
+    status: Status,
+    fragments: &[&str],
+) {
+    let n: usize = data_shape.iter().product();
+    let data = vec![0f32; n];
+    let e = gather_to_vec(
+        TensorRef::new(data_shape, &data),
+        TensorRef::new(indices.0, indices.1),
+        axis,
+        batch_dims,
+        &options,
+    )
+    .expect_err(name);
+    assert_eq!(e.status(), status, "{name}: {}", e.message());
+    for f in fragments {
+        assert!(
+            e.message().contains(f),
+            "{name}: {:?} lacks {f:?}",
+            e.message()
+        );
+    }
+}
+
+#[test]
+fn errors_name_argument_value_and_range() {
+    use Status::*;
+    let i2 = (&[2usize][..], &[0i64, 1][..]);
+    check_error(
+        "opset 0 is newest; ONNX opset below 1",
+        &[3],
+        i2,
+        (0, 0),
+        onnx(-1),
+        UnsupportedVersion,
+        &["Gather version -1"],
+    );
+    check_error(
+        "OpenVINO before 8",
+        &[3],
+        i2,
+        (0, 0),
+        Options::openvino(7),
+        UnsupportedVersion,
+        &["version 7", "first is 8"],
+    );
+    check_error(
+        "rank-0 data",
+        &[],
+        i2,
+        (0, 0),
+        onnx(13),
+        InvalidRank,
+        &["Gather-13: data has rank 0"],
+    );
+    check_error(
+        "axis too large",
+        &[3, 4],
+        i2,
+        (2, 0),
+        onnx(13),
+        InvalidAttribute,
+        &["axis 2 is out of range [-2, 1] for rank 2"],
+    );
+    check_error(
+        "axis too small",
+        &[3, 4],
+        i2,
+        (-3, 0),
+        onnx(11),
+        InvalidAttribute,
+        &["Gather-11: axis -3"],
+    );
+    check_error(
+        "ONNX batch_dims",
+        &[3, 4],
+        i2,
+        (1, 1),
+        onnx(13),
+        InvalidAttribute,
+        &["batch_dims is 1", "must be 0"],
+    );
+    check_error(
+        "batch_dims above axis",
+        &[2, 4],
+        i2,
+        (0, 1),
+        ov(),
+        InvalidAttribute,
+        &["batch_dims 1 is out of range", "[0, 0]"],
+    );
+    check_error(
+        "batch_dims below -q",
+        &[2, 4],
+        i2,
+        (1, -2),
+        ov(),
+        InvalidAttribute,
+        &["batch_dims -2"],
+    );
+    check_error(
+        "batch dims differ",
+        &[3, 4],
+        (&[2], &[0i64, 1]),
+        (1, 1),
+        ov(),
+        ShapeMismatch,
+        &["batch dimension 0 differs: indices.shape[0] = 2 but data.shape[0] = 3"],
+    );
+    check_error("out of range", &[3, 4], (&[2, 2], &[0i64, 1, 2, 3]), (0, 0), onnx(13), IndexOutOfBounds, &["Gather-13: indices[1, 1] = 3 is out of range; allowed is [-3, 2] for data.shape[0] = 3"]);
+    check_error(
+        "negative out of range",
+        &[3, 4],
+        (&[3], &[0i32, -5, 9]),
+        (1, 0),
+        onnx(1),
+        IndexOutOfBounds,
+        &["Gather-1: indices[1] = -5", "[-4, 3] for data.shape[1] = 4"],
+    );
+    check_error(
+        "empty axis",
+        &[0, 4],
+        (&[1], &[0i64]),
+        (0, 0),
+        onnx(13),
+        IndexOutOfBounds,
+        &["data.shape[0] is 0, so no index is valid"],
+    );
+    // The output is empty (a dimension before the axis is 0) but the index is still checked,
+    // as ONNX Runtime checks every index before it copies.
+    check_error(
+        "empty outer",
+        &[0, 4],
+        (&[1], &[7i64]),
+        (1, 0),
+        onnx(13),
+        IndexOutOfBounds,
+        &["indices[0] = 7"],
+    );
+    check_error(
+        "OpenVINO errors instead of zero-filling",
+        &[5],
+        (&[3], &[3i64, 10, -20]),
+        (0, 0),
+        ov(),
+        IndexOutOfBounds,
+        &["Gather-8: indices[1] = 10"],
+    );
+}
+
+#[test]
+fn bfloat16_needs_gather_13_and_indices_must_be_integers() {
+    let desc = |dtype| TensorDesc::new(dtype, &[2]);
+    let e = Gather::new(desc(DType::Bfloat16), desc(DType::Int64), 0, 0, &onnx(12)).unwrap_err();
+    assert_eq!(e.status(), Status::UnsupportedDtype);
+    assert!(
+        e.message()
+            .contains("Gather-11 does not take data dtype bfloat16"),
+        "{}",
+        e.message()
+    );
+    for opts in [onnx(13), ov()] {
+        assert!(Gather::new(desc(DType::Bfloat16), desc(DType::Int64), 0, 0, &opts).is_ok());
+    }
+    let e = Gather::new(desc(DType::Float), desc(DType::Int16), 0, 0, &onnx(13)).unwrap_err();
+    assert_eq!(e.status(), Status::UnsupportedDtype);
+    assert!(
+        e.message().contains("indices dtype is int16"),
+        "{}",
+        e.message()
+    );
+    let plan = Gather::new(desc(DType::Float), desc(DType::Int32), -1, 0, &onnx(5)).unwrap();
+    assert_eq!(
+        (plan.version(), plan.axis(), plan.batch_dims()),
+        (GatherVersion::Onnx1, 0, 0)
+    );
+}
+
+#[test]
+fn output_descriptor_must_match() {
+    let data = [1.0f32, 2.0, 3.0];
+    let mut out = [0f32; 3];
+    let e = gather(
+        TensorRef::new(&[3], &data),
+        TensorRef::new(&[2], &[0i64, 1]),
+        0,
+        0,
+        TensorMut::new(&[3], &mut out),
+        &onnx(13),
+    )
+    .unwrap_err();
+    assert_eq!(e.status(), Status::OutputMismatch);
+    assert!(
+        e.message().contains("Gather-13 output shape [2]"),
+        "{}",
+        e.message()
+    );
+}
+
+/// A small xorshift generator, seeded per case.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Gather by its element rule, one output element at a time.
+fn reference<T: Copy>(
+    data: &[T],
+    data_shape: &[usize],
+    indices: &[i64],
+    indices_shape: &[usize],
+    axis: usize,
+    b: usize,
+) -> (Vec<usize>, Vec<T>) {
+    let mut shape = data_shape[..axis].to_vec();
+    shape.extend_from_slice(&indices_shape[b..]);
+    shape.extend_from_slice(&data_shape[axis + 1..]);
+    let count: usize = shape.iter().product();
+    let s = data_shape[axis] as i64;
+    let q = indices_shape.len() - b;
+    let mut out = Vec::with_capacity(count);
+    for flat in 0..count {
+        let mut coord = vec![0; shape.len()];
+        let mut rest = flat;
+        for (c, &d) in coord.iter_mut().zip(&shape).rev() {
+            *c = rest % d;
+            rest /= d;
+        }
+        // indices[p_0..p_{b-1}, i_b..]
+        let idx_coord: Vec<usize> = coord[..b]
+            .iter()
+            .chain(&coord[axis..axis + q])
+            .copied()
+            .collect();
+        let idx_flat = idx_coord
+            .iter()
+            .zip(indices_shape)
+            .fold(0, |acc, (&c, &d)| acc * d + c);
+        let k = indices[idx_flat];
+        let k = if k < 0 { k + s } else { k } as usize;
+        let data_coord: Vec<usize> = coord[..axis]
+            .iter()
+            .copied()
+            .chain([k])
+            .chain(coord[axis + q..].iter().copied())
+            .collect();
+        let data_flat = data_coord
+            .iter()
+            .zip(data_shape)
+            .fold(0, |acc, (&c, &d)| acc * d + c);
+        out.push(data[data_flat]);
+    }
+    (shape, out)
+}
+
+fn random_case<T: Element + PartialEq + std::fmt::Debug, I: IndexElement + TryFrom<i64>>(
+    seed: u64,
+    value: impl Fn(u64) -> T,
+) where
+    <I as TryFrom<i64>>::Error: std::fmt::Debug,
+{
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let r = 1 + rng.below(4);
+    let mut data_shape: Vec<usize> = (0..r).map(|_| 1 + rng.below(6)).collect();
+    let axis = rng.below(r);
+    let openvino = rng.below(3) == 0;
+    let b = if openvino { rng.below(axis + 1) } else { 0 };
+    let extra = rng.below(3);
+    let mut indices_shape: Vec<usize> = data_shape[..b].to_vec();
+    indices_shape.extend((0..extra).map(|_| 1 + rng.below(5)));
+    if rng.below(8) == 0 {
+        // A large slice now and then: the copy loops past the compile-time lengths.
+        data_shape[r - 1] = 300 + rng.below(100);
+    }
+    let n: usize = data_shape.iter().product();
+    let data: Vec<T> = (0..n as u64).map(&value).collect();
+    let s = data_shape[axis] as i64;
+    let idx64: Vec<i64> = (0..indices_shape.iter().product::<usize>())
+        .map(|_| rng.below(2 * s as usize) as i64 - s)
+        .collect();
+    let idx: Vec<I> = idx64.iter().map(|&v| I::try_from(v).unwrap()).collect();
+    let (shape, expected) = reference(&data, &data_shape, &idx64, &indices_shape, axis, b);
+    let options = if openvino { ov() } else { onnx(0) };
+    for (threads, options) in executors(&[1, 2, 4]).into_iter().map(|(t, o)| {
+        (
+            t,
+            Options {
+                flavor: options.flavor,
+                opset: options.opset,
+                ..o
+            },
+        )
+    }) {
+        let axis_arg = if rng.below(2) == 0 {
+            axis as i64
+        } else {
+            axis as i64 - r as i64
+        };
+        let (got_shape, got) = gather_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&indices_shape, &idx),
+            axis_arg,
+            b as i64,
+            &options,
+        )
+        .unwrap_or_else(|e| panic!("seed {seed}, {threads} threads: {}", e.message()));
+        assert_eq!(got_shape, shape, "seed {seed}");
+        assert!(got == expected, "seed {seed}, {threads} threads: data {data_shape:?} indices {indices_shape:?} axis {axis} b {b}");
+    }
+}
+
+#[test]
+fn random_shapes_match_the_element_rule_for_every_width_and_index_type() {
+    for seed in 0..150 {
+        random_case::<u8, i64>(seed, |x| x as u8);
+        random_case::<u16, i32>(seed, |x| x as u16);
+        random_case::<f32, i64>(seed, |x| x as f32);
+        random_case::<f64, i32>(seed, |x| x as f64);
+        random_case::<gatherkit::Complex<f64>, i64>(seed, |x| {
+            gatherkit::Complex::new(x as f64, -(x as f64))
+        });
+    }
+}
+
+#[test]
+fn large_gathers_split_across_threads_give_the_same_bits_and_the_same_first_error() {
+    // Embedding-like: [5000, 96] f32 along axis 0 with [64, 100] indices; and along axis 1 of
+    // [16, 4096, 16] with 1024 indices (every outer position reuses them).
+    let mut rng = Rng(7);
+    for (data_shape, axis, n_idx) in [
+        (vec![5000usize, 96], 0usize, 6400usize),
+        (vec![16, 4096, 16], 1, 1024),
+    ] {
+        let n: usize = data_shape.iter().product();
+        let data: Vec<f32> = (0..n).map(|x| x as f32).collect();
+        let s = data_shape[axis];
+        let mut idx: Vec<i64> = (0..n_idx).map(|_| rng.below(s) as i64).collect();
+        let (shape, expected) = reference(&data, &data_shape, &idx, &[n_idx], axis, 0);
+        for (threads, options) in executors(&[1, 2, 3, 8]) {
+            let (got_shape, got) = gather_to_vec(
+                TensorRef::new(&data_shape, &data),
+                TensorRef::new(&[n_idx], &idx),
+                axis as i64,
+                0,
+                &options,
+            )
+            .unwrap();
+            assert_eq!(got_shape, shape);
+            assert!(got == expected, "{threads} threads");
+        }
+        // Two bad indices: the first in row-major order is reported whatever the split.
+        idx[n_idx / 2] = s as i64;
+        idx[n_idx - 1] = -(s as i64) - 1;
+        for (threads, options) in executors(&[1, 2, 3, 8]) {
+            let e = gather_to_vec(
+                TensorRef::new(&data_shape, &data),
+                TensorRef::new(&[n_idx], &idx),
+                axis as i64,
+                0,
+                &options,
+            )
+            .unwrap_err();
+            assert!(
+                e.message()
+                    .contains(&format!("indices[{}] = {s}", n_idx / 2)),
+                "{threads} threads: {}",
+                e.message()
+            );
+        }
+    }
+}

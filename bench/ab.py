@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Two builds of libgatherkit timed against each other in one process, on W1-W9.
+"""Two builds of libgatherkit timed against each other in one process, on W1-W9 and G1-G4.
 
-    python3 bench/ab.py A/libgatherkit.so B/libgatherkit.so [--repeat 15] [--threads 1 2] [--only W2 W3]
+    python3 bench/ab.py A/libgatherkit.so B/libgatherkit.so [--repeat 15] [--threads 1 2] [--only W2 G1]
 
 Calls alternate A, B, A, B, ... so that both builds see the same machine state (the machines here
 are shared and noisy: compare ratios within one run, never across runs). Outputs are checked equal.
 Prints the medians and B/A (below 1: B is faster). Needs numpy only. The two paths must differ
-(the loader keeps one copy per file).
+(the loader keeps one copy per file). A G row (Gather) is skipped, with a note, when either build
+lacks gk_gather (0.1.x, and 0.2 builds from before Gather), so such a build can still be compared
+on W1-W9.
 """
 
 import argparse
@@ -51,8 +53,18 @@ class Options(ctypes.Structure):
                 ("parallel_for_ctx", ctypes.c_void_p), ("parallel_for_concurrency", ctypes.c_size_t)]
 
 
+# op -> (C function, its int64 attributes after (data, indices)). Gather's batch_dims is always 0
+# here: ONNX Gather has none.
+C_FUNCTIONS = {
+    "GatherElements": ("gk_gather_elements", 1),
+    "GatherND": ("gk_gather_nd", 1),
+    "Gather": ("gk_gather", 2),
+}
+
+
 def tensor(array):
-    shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+    # at least one element: a rank-0 (scalar) index still gets a valid shape pointer
+    shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
     return Tensor(DTYPES[array.dtype], array.ndim, shape, array.ctypes.data), shape
 
 
@@ -60,17 +72,22 @@ class Build:
     def __init__(self, path):
         self.path = path
         self.lib = ctypes.CDLL(path)
-        for name in ("gk_gather_elements", "gk_gather_nd"):
-            fn = getattr(self.lib, name)
-            fn.argtypes = [ctypes.POINTER(Tensor)] * 2 + [ctypes.c_int64, ctypes.POINTER(Tensor),
-                                                          ctypes.c_void_p]
+        self.functions = {}  # op -> C function, for the ops this build exports
+        for op, (name, attributes) in C_FUNCTIONS.items():
+            fn = getattr(self.lib, name, None)
+            if fn is None:
+                continue
+            fn.argtypes = [ctypes.POINTER(Tensor)] * 2 + [ctypes.c_int64] * attributes + [
+                ctypes.POINTER(Tensor), ctypes.c_void_p]
             fn.restype = ctypes.c_int32
+            self.functions[op] = fn
         self.lib.gk_last_error_message.restype = ctypes.c_char_p
         self.lib.gk_version.restype = ctypes.c_char_p
         self.old_options = self.lib.gk_version().decode().startswith("0.1.")
 
     def caller(self, op, data, indices, attribute, out, threads):
-        fn = self.lib.gk_gather_elements if op == "GatherElements" else self.lib.gk_gather_nd
+        fn = self.functions[op]
+        attributes = (attribute, 0) if op == "Gather" else (attribute,)
         keep = [tensor(data), tensor(indices), tensor(out)]
         d, i, o = (ctypes.byref(t) for t, _ in keep)
         if self.old_options:
@@ -80,11 +97,16 @@ class Build:
                                            version=0, num_threads=threads))
 
         def call():
-            status = fn(d, i, attribute, o, options)
+            status = fn(d, i, *attributes, o, options)
             if status != ABI["GK_STATUS_OK"]:
                 raise SystemExit(f"{self.path}: status {status}: {self.lib.gk_last_error_message().decode()}")
         call.keep = keep
         return call
+
+
+def fmt_ms(ms):
+    # G3 takes microseconds: two decimals of a millisecond would print 0.00.
+    return f"{ms:.2f}" if ms >= 1 else f"{ms:.4f}"
 
 
 def main():
@@ -95,11 +117,20 @@ def main():
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
+    known = [w[0] for w in workloads()]  # the makers are lazy: listing builds no arrays
+    if args.only and set(args.only) - set(known):
+        parser.error(f"unknown workload(s) {sorted(set(args.only) - set(known))}; known: {' '.join(known)}")
     a, b = Build(args.a), Build(args.b)
     print(f"A = {args.a}\nB = {args.b}")
     print("| id | threads | A ms | B ms | B/A |\n|---|---|---|---|---|")
     for wid, _desc, op, make, attribute in workloads():
         if args.only and wid not in args.only:
+            continue
+        lacking = [f"{name} ({build.path}, {build.lib.gk_version().decode()})"
+                   for name, build in (("A", a), ("B", b)) if op not in build.functions]
+        if lacking:
+            # before make(): the inputs of a skipped row are never built
+            print(f"| {wid} | skipped: no {C_FUNCTIONS[op][0]} in {', '.join(lacking)} | | | |", flush=True)
             continue
         data, indices = make()
         shape = output_shape(op, data, indices, attribute)
@@ -117,7 +148,7 @@ def main():
                     call()
                     times[call].append(time.perf_counter() - t0)
             ma, mb = (statistics.median(times[c]) * 1e3 for c in (call_a, call_b))
-            print(f"| {wid} | {threads} | {ma:.2f} | {mb:.2f} | {mb / ma:.3f} |", flush=True)
+            print(f"| {wid} | {threads} | {fmt_ms(ma)} | {fmt_ms(mb)} | {mb / ma:.3f} |", flush=True)
 
 
 if __name__ == "__main__":

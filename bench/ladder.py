@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Size ladder of gatherkit against ONNX Runtime's CPU kernels: four fixed shape families, each
+"""Size ladder of gatherkit against ONNX Runtime's CPU kernels: five fixed shape families, each
 scaled so that the data is 4 KiB, 16 KiB, ..., 256 MiB (powers of 4, cut at --max-bytes), timed
 at each thread count on identical inputs with outputs checked bitwise equal. Prints a table and
 optionally writes a CSV and a PNG plot of the speedup over ORT against the data size.
@@ -15,6 +15,7 @@ indices, index values uniform over the valid range, fixed seed):
     ge-axis0  GatherElements [a, b, b] (about a cube), axis=0, indices the data's shape
     nd-1k     GatherND [n/256, 256] (1 KiB slices), indices [n/256, 1]: as many tuples as rows
     nd-k3     GatherND [a, b, b] (4-byte elements), indices [n/4, 3]
+    g-mid     Gather [a, b, b], axis=1, indices [b]: a slices of b elements (32 B to 1 KiB) per index
 
 Timing, the ORT overhead correction (speedup = adjusted ORT time / gatherkit time) and the
 checks are sweep.py's (shared in ortbench.py). The largest rung holds about 1.3 GiB (ge-last:
@@ -75,11 +76,22 @@ def family_nd_k3(rng, n):
                 {"desc": f"GatherND {shape} idx {[tuples, 3]}"})
 
 
+def family_g_mid(rng, n):
+    # The middle axis, not an embedding lookup: nd-1k already moves 1 KiB rows by their first
+    # index; this one loops over outer positions with slices that grow with the size.
+    shape = cube_dims(n)
+    data = rng.random(shape, dtype=np.float32)
+    indices = rng.integers(0, shape[1], size=(shape[1],), dtype=np.int64)
+    return Case("Gather", [("data", data), ("indices", indices)], {"axis": 1}, tuple(shape), F32,
+                {"desc": f"Gather {shape} axis=1 idx {[shape[1]]}"})
+
+
 FAMILIES = {
     "ge-last": family_ge_last,
     "ge-axis0": family_ge_axis0,
     "nd-1k": family_nd_1k,
     "nd-k3": family_nd_k3,
+    "g-mid": family_g_mid,
 }
 
 

@@ -25,28 +25,40 @@ ADJUSTED_FLOOR_MS = 1e-3
 
 
 # --- per-op builders --------------------------------------------------------------------------
-# op name -> (ORT node builder, gatherkit call). A node builder takes the input names (in the
-# node's input order) and the attribute dict; a gatherkit call takes the input arrays, the
-# attribute dict, the preallocated output and the thread count. Adding an op (Gather,
-# ScatterElements, ScatterND) means one entry here plus a configuration generator in sweep.py's
-# GENERATORS.
+# op name -> (ORT node builder, gatherkit call, C entry point). A node builder takes the input
+# names (in the node's input order) and the attribute dict; a gatherkit call takes the input
+# arrays, the attribute dict, the preallocated output and the thread count. Adding an op
+# (ScatterElements, ScatterND) means one entry here plus a configuration generator in sweep.py's
+# GENERATORS; naming its C function and attributes lets gk_caller time it as a bare call.
 
 @dataclass(frozen=True)
 class OpSpec:
     ort_node: object  # (input_names, attrs) -> onnx NodeProto with output "out"
     gk_call: object   # (arrays, attrs, out, threads) -> None
     opset: int = 13   # opset the ORT model is built with
+    # For gk_caller's bare ctypes call of a (data, indices) op: the C function's name and
+    # attrs -> its int64 attributes in the C argument order. None: gk_call is timed instead.
+    c_function: str = None
+    c_attributes: object = None
 
 
 OPS = {
     "GatherElements": OpSpec(
         ort_node=lambda names, attrs: helper.make_node("GatherElements", names, ["out"], axis=attrs["axis"]),
         gk_call=lambda arrays, attrs, out, threads: gatherkit.gather_elements(
-            arrays[0], arrays[1], attrs["axis"], num_threads=threads, out=out)),
+            arrays[0], arrays[1], attrs["axis"], num_threads=threads, out=out),
+        c_function="gk_gather_elements", c_attributes=lambda attrs: (attrs["axis"],)),
     "GatherND": OpSpec(
         ort_node=lambda names, attrs: helper.make_node("GatherND", names, ["out"], batch_dims=attrs["batch_dims"]),
         gk_call=lambda arrays, attrs, out, threads: gatherkit.gather_nd(
-            arrays[0], arrays[1], attrs["batch_dims"], num_threads=threads, out=out)),
+            arrays[0], arrays[1], attrs["batch_dims"], num_threads=threads, out=out),
+        c_function="gk_gather_nd", c_attributes=lambda attrs: (attrs["batch_dims"],)),
+    # ONNX Gather has no batch_dims; the C function's (OpenVINO's) is passed as 0.
+    "Gather": OpSpec(
+        ort_node=lambda names, attrs: helper.make_node("Gather", names, ["out"], axis=attrs["axis"]),
+        gk_call=lambda arrays, attrs, out, threads: gatherkit.gather(
+            arrays[0], arrays[1], attrs["axis"], num_threads=threads, out=out),
+        c_function="gk_gather", c_attributes=lambda attrs: (attrs["axis"], 0)),
 }
 
 
@@ -137,8 +149,8 @@ def gk_caller(case, out, threads):
     """One gatherkit call as a bare ctypes call: descriptors and options are built once, as ORT's
     io binding is, so that the timing holds the C call and nothing of the binding's argument
     handling (about 20 us per call, which a C or C++ caller never pays)."""
-    if case.op not in ("GatherElements", "GatherND"):
-        spec = OPS[case.op]
+    spec = OPS[case.op]
+    if spec.c_function is None:
         arrays = [a for _, a in case.inputs]
         return lambda: spec.gk_call(arrays, case.attrs, out, threads)
     lib = gatherkit._lib
@@ -146,12 +158,9 @@ def gk_caller(case, out, threads):
     out_shape = (ctypes.c_int64 * max(out.ndim, 1))(*out.shape)
     out_tensor = gatherkit._Tensor(data.code, out.ndim, out_shape, out.ctypes.data)
     options = gatherkit._options("onnx", 0, threads)
-    if case.op == "GatherElements":
-        fn, attribute = lib.gk_gather_elements, case.attrs["axis"]
-    else:
-        fn, attribute = lib.gk_gather_nd, case.attrs["batch_dims"]
-    args = (ctypes.byref(data.tensor), ctypes.byref(indices.tensor), attribute, ctypes.byref(out_tensor),
-            ctypes.byref(options))
+    fn = getattr(lib, spec.c_function)
+    args = (ctypes.byref(data.tensor), ctypes.byref(indices.tensor), *spec.c_attributes(case.attrs),
+            ctypes.byref(out_tensor), ctypes.byref(options))
 
     def call():
         status = fn(*args)

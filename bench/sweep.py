@@ -11,16 +11,25 @@ summary per thread count.
 
 (GATHERKIT_LIBRARY=path/to/libgatherkit.so picks a build.) Same seed and options -> same
 configurations and inputs; configuration N depends only on (seed, N, --ops, --max-bytes), so
---count 100 extends --count 10 and --only N reruns one.
+--count 100 extends --count 10 and --only N reruns one. Each configuration draws its op uniformly
+from --ops (by default all three, a third each). Runs from before Gather was added (the README's
+seeds) drew from GatherElements and GatherND only: --ops GatherElements,GatherND draws exactly
+those configurations again.
 
 Parameter space. GatherElements: data rank 1-6, any axis (sometimes written negative), off-axis
 index dims shrunk at random, the axis index dim random (can exceed the data's). GatherND:
 batch_dims 0-2, tuple length k 1-4 (k + batch_dims <= rank <= 6), slices from one element (1 byte)
-to ~8 KiB (many not powers of two: 292 bytes, 1000 bytes...), tuples per batch varied. Element
-widths 1, 2, 4, 8 bytes (no complex: ORT has none for these ops); int32 and int64 indices
-(GatherElements; ONNX's GatherND takes int64 only, ORT rejects int32); negative indices mixed
-into about a third of the configurations. Data size log-uniform from 64 KiB to --max-bytes; one
-configuration (data + indices + two outputs) stays under ~1 GiB by shrinking the indices.
+to ~8 KiB (many not powers of two: 292 bytes, 1000 bytes...), tuples per batch varied. Gather:
+data rank 1-6, any axis (sometimes written negative); the dims after the axis are the slice, from
+one element (axis last: 1-8 bytes; about a third of them) to ~8 KiB, drawn as GatherND's
+(the slice rank drawn first, the axis following from it); the dims before the axis hold
+log-uniform 1 .. half the remaining positions and the axis the rest (so the axis is 2 or longer
+unless clamped); indices of rank 0 (a scalar), 1, 2 or 3 (15/35/30/20%) holding log-uniform
+1 .. 2 x axis length + 16 values. Element widths 1, 2, 4, 8 bytes (no complex: ORT has none for
+these ops); int32 and int64 indices (GatherElements and Gather; ONNX's GatherND takes int64 only,
+ORT rejects int32); negative indices mixed into about a third of the configurations. Data size
+log-uniform from 64 KiB to --max-bytes; one configuration (data + indices + two outputs) stays
+under ~1 GiB by shrinking the indices.
 
 Timing: per configuration and thread count, both warm up once, then run alternating (order
 rotating) for --repeat rounds; medians. ORT runs through io binding with a preallocated output
@@ -127,8 +136,8 @@ def clamp_data(dims, itemsize, max_bytes):
 
 
 # --- configuration generators ---------------------------------------------------------------------
-# One function per op: (rng, max_bytes) -> ortbench.Case, inputs included. A later op (Gather,
-# ScatterElements, ScatterND) is added with a generator here and an entry (ORT node builder and
+# One function per op: (rng, max_bytes) -> ortbench.Case, inputs included. A later op
+# (ScatterElements, ScatterND) is added with a generator here and an entry (ORT node builder and
 # gatherkit call) in ortbench.OPS.
 
 def gen_gather_elements(rng, max_bytes):
@@ -196,9 +205,54 @@ def gen_gather_nd(rng, max_bytes):
                 {"attribute": f"batch_dims={b}", "slice_bytes": slice_elems * item, "negatives": negatives})
 
 
+def gen_gather(rng, max_bytes):
+    dtype = pick_dtype(rng)
+    item = dtype.itemsize
+    data_bytes = log_uniform_int(rng, MIN_DATA_BYTES, max_bytes)
+    data_elems = max(1, data_bytes // item)
+    rank = int(rng.integers(1, 7))
+    # slice rank (the dims after the axis) drawn first: a uniform axis would make ~40% of the
+    # configurations one-element slices (every rank-1 draw, and the last axis of the others)
+    s = 0 if rank == 1 or rng.random() < 0.2 else int(rng.integers(1, rank))
+    axis = rank - 1 - s
+    if s == 0:  # the slice is one element (1 to 8 bytes)
+        slice_dims = []
+    else:
+        if rng.random() < 0.2:  # a power of two sometimes; mostly not (292 bytes, 1000 bytes, ...)
+            slice_bytes = 1 << int(rng.integers(0, 14))
+        else:
+            slice_bytes = log_uniform_int(rng, item, 8 << 10)
+        slice_elems = max(1, min(slice_bytes // item, data_elems // 4))
+        slice_dims = split_dims(rng, slice_elems, s, alpha=1.0)
+    positions = max(1, data_elems // math.prod(slice_dims))  # outer x axis
+    # outer log-uniform 1 .. positions/2, so the axis keeps at least 2 (log-uniform 2 .. positions)
+    outer = log_uniform_int(rng, 1, max(1, positions // 2)) if axis > 0 else 1
+    outer_dims = split_dims(rng, outer, axis)
+    dshape = clamp_data(outer_dims + [max(1, positions // outer)] + slice_dims, item, max_bytes)
+    outer_dims, axis_len, slice_dims = dshape[:axis], dshape[axis], dshape[axis + 1:]
+    outer, slice_elems = math.prod(outer_dims), math.prod(slice_dims)
+    # index rank 0 (a scalar: one slice per outer position) to 3, holding log-uniform
+    # 1 .. 2 x axis length (+ a few) values, so both sparse lookups and more slices than the axis has
+    q = int(rng.choice([0, 1, 2, 3], p=[0.15, 0.35, 0.3, 0.2]))
+    ishape = split_dims(rng, log_uniform_int(rng, 1, 2 * axis_len + 16), q)
+    index_dtype = np.dtype(np.int32 if rng.random() < 0.5 else np.int64)
+    data_nbytes = math.prod(dshape) * item
+    ishape = shrink_to_budget(ishape, data_nbytes, index_dtype.itemsize + 2 * outer * slice_elems * item,
+                              CASE_BUDGET)
+    negatives = bool(rng.random() < 1 / 3)
+    attr = axis - rank if rng.random() < 0.25 else axis  # the attribute sometimes negative
+    data = random_data(rng, dshape, dtype)
+    # np.asarray: a rank-0 draw must stay an ndarray (ORT and the binding take arrays)
+    indices = np.asarray(random_indices(rng, ishape, axis_len, index_dtype, negatives))
+    out_shape = tuple(outer_dims + ishape + slice_dims)
+    return Case("Gather", [("data", data), ("indices", indices)], {"axis": attr}, out_shape, dtype,
+                {"attribute": f"axis={attr}", "slice_bytes": slice_elems * item, "negatives": negatives})
+
+
 GENERATORS = {
     "GatherElements": gen_gather_elements,
     "GatherND": gen_gather_nd,
+    "Gather": gen_gather,
 }
 
 
@@ -240,8 +294,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=7, help="timed rounds per configuration (default 7)")
     parser.add_argument("--max-bytes", type=parse_bytes, default=128 << 20,
                         help="largest data tensor, e.g. 8M (default 128M)")
-    parser.add_argument("--ops", default="GatherElements,GatherND",
-                        help=f"comma list out of {','.join(GENERATORS)}")
+    parser.add_argument("--ops", default=",".join(GENERATORS),
+                        help=f"comma list out of {','.join(GENERATORS)} (default all; GatherElements,GatherND "
+                             f"draws the configurations of runs from before Gather)")
     parser.add_argument("--threads", type=parse_threads, default=[1, 2], help="comma list (default 1,2)")
     parser.add_argument("--csv", default=None, help="also write one row per configuration here")
     parser.add_argument("--only", default=None, help="comma list of configuration ids to run (1-based)")

@@ -8,21 +8,8 @@ use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criteri
 use gatherkit::{
     f16, gather_elements, gather_nd, Element, IndexElement, Options, TensorMut, TensorRef,
 };
+use gatherkit_testkit::{count, reference, Rng};
 use std::time::Duration;
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-fn count(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
 
 struct Workload<T, I> {
     id: &'static str,
@@ -46,7 +33,7 @@ fn make<T: Element, I: IndexElement + TryFrom<u64>>(
     high: usize,
     attribute: i64,
 ) -> Workload<T, I> {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let data: Vec<T> = (0..count(data_shape) as u64).map(value).collect();
     let indices: Vec<I> = (0..count(indices_shape))
         .map(|_| {
@@ -58,12 +45,10 @@ fn make<T: Element, I: IndexElement + TryFrom<u64>>(
     let (out_shape, touched) = if nd {
         let b = attribute as usize;
         let k = indices_shape[indices_shape.len() - 1];
-        let mut shape = indices_shape[..indices_shape.len() - 1].to_vec();
-        shape.extend(&data_shape[b + k..]);
         let slices = count(&indices_shape[..indices_shape.len() - 1]);
         let slice_bytes = count(&data_shape[b + k..]) * std::mem::size_of::<T>();
         (
-            shape,
+            reference::gather_nd_output_shape(data_shape, indices_shape, b),
             (slices * slice_bytes.div_ceil(64) * 64).min(data.len() * std::mem::size_of::<T>()),
         )
     } else {

@@ -3,6 +3,7 @@
 //! the per-thread message, and the shape queries.
 
 use gatherkit::ffi::*;
+use gatherkit_testkit::test_each;
 use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
 
@@ -373,15 +374,16 @@ const ORDER: &[(&str, Fault, i32, &str)] = &[
 
 #[test]
 fn the_first_failing_step_is_reported_and_the_output_is_untouched() {
-    for &(name, fault, status, fragment) in ORDER {
-        let (got, message, out) = gather_elements_with(fault);
-        assert_eq!(got, status, "{name}: {message}");
-        assert!(
-            message.contains(fragment),
-            "{name}: {message:?} lacks {fragment:?}"
-        );
-        assert_eq!(out, untouched(), "{name}: output written");
-    }
+    test_each(
+        ORDER,
+        |row| row.0,
+        |&&(_, fault, status, fragment)| {
+            let (got, message, out) = gather_elements_with(fault);
+            assert_eq!(got, status, "{message}");
+            assert!(message.contains(fragment), "{message:?} lacks {fragment:?}");
+            assert_eq!(out, untouched(), "output written");
+        },
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! expected output was worked out by hand from the operator's definition (noted per row).
 
 use gatherkit::{gather_elements_to_vec, gather_nd_to_vec, Options, TensorRef};
+use gatherkit_testkit::test_each;
 
 struct Row {
     name: &'static str,
@@ -211,8 +212,13 @@ const ROWS: &[Row] = &[
 
 #[test]
 fn hand_worked_rows() {
-    for row in ROWS {
-        for threads in [1, 2] {
+    let runs = ROWS
+        .iter()
+        .flat_map(|row| [1, 2].map(|threads| (row, threads)));
+    test_each(
+        runs,
+        |(row, threads)| format!("{}, num_threads {threads}", row.name),
+        |&(row, threads)| {
             let options = row.options.with_threads(threads);
             let data = TensorRef::new(row.data_shape, row.data);
             let indices = TensorRef::new(row.indices_shape, row.indices);
@@ -221,9 +227,9 @@ fn hand_worked_rows() {
             } else {
                 gather_elements_to_vec(data, indices, row.attribute, &options)
             };
-            let (shape, out) = got.unwrap_or_else(|e| panic!("{}: {e}", row.name));
-            assert_eq!(shape, row.output_shape, "{}", row.name);
-            assert_eq!(out, row.output, "{}", row.name);
-        }
-    }
+            let (shape, out) = got.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(shape, row.output_shape, "output shape");
+            assert_eq!(out, row.output, "output values");
+        },
+    );
 }

@@ -6,6 +6,7 @@ use gatherkit::{
     DynTensorRef, Flavor, GatherElements, GatherNd, Options, Status, TensorDesc, TensorMut,
     TensorRef,
 };
+use gatherkit_testkit::test_each;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -537,64 +538,65 @@ const PLAN_CASES: &[Case] = &[
 
 #[test]
 fn plan_validation_rows() {
-    for case in PLAN_CASES {
-        let data = TensorDesc::new(case.data.0, case.data.1);
-        let indices = TensorDesc::new(case.indices.0, case.indices.1);
-        let result = match case.op {
-            Op::Elements => {
-                GatherElements::new(data, indices, case.attribute, &case.options).map(|_| ())
-            }
-            Op::Nd => GatherNd::new(data, indices, case.attribute, &case.options).map(|_| ()),
-        };
-        match (case.status, result) {
-            (None, Ok(())) => {}
-            (None, Err(e)) => panic!(
-                "{}: expected success, got {:?}: {}",
-                case.name,
-                e.status(),
-                e
-            ),
-            (Some(s), Ok(())) => panic!("{}: expected {s:?}, got success", case.name),
-            (Some(s), Err(e)) => {
-                assert_eq!(e.status(), s, "{}: {}", case.name, e);
-                for fragment in case.message_has {
-                    assert!(
-                        e.message().contains(fragment),
-                        "{}: {:?} lacks {:?}",
-                        case.name,
-                        e.message(),
-                        fragment
-                    );
+    test_each(
+        PLAN_CASES,
+        |case| case.name,
+        |case| {
+            let data = TensorDesc::new(case.data.0, case.data.1);
+            let indices = TensorDesc::new(case.indices.0, case.indices.1);
+            let result = match case.op {
+                Op::Elements => {
+                    GatherElements::new(data, indices, case.attribute, &case.options).map(|_| ())
+                }
+                Op::Nd => GatherNd::new(data, indices, case.attribute, &case.options).map(|_| ()),
+            };
+            match (case.status, result) {
+                (None, Ok(())) => {}
+                (None, Err(e)) => panic!("expected success, got {:?}: {e}", e.status()),
+                (Some(s), Ok(())) => panic!("expected {s:?}, got success"),
+                (Some(s), Err(e)) => {
+                    assert_eq!(e.status(), s, "{e}");
+                    for fragment in case.message_has {
+                        assert!(
+                            e.message().contains(fragment),
+                            "{:?} lacks {fragment:?}",
+                            e.message()
+                        );
+                    }
                 }
             }
-        }
-    }
+        },
+    );
 }
 
 #[test]
 fn gather_elements_index_out_of_range_names_position_value_and_range() {
     let data = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
-    for (bad, position) in [(3i64, "indices[1, 0]"), (-4, "indices[1, 0]")] {
-        let indices = [0i64, 1, bad, 2];
-        let mut out = [0.0f32; 4];
-        let e = gather_elements(
-            TensorRef::new(&[3, 2], &data),
-            TensorRef::new(&[2, 2], &indices),
-            0,
-            TensorMut::new(&[2, 2], &mut out),
-            &Options::default(),
-        )
-        .unwrap_err();
-        assert_eq!(e.status(), Status::IndexOutOfBounds);
-        let m = e.message();
-        assert!(m.contains("GatherElements-13"), "{m}");
-        assert!(m.contains(position), "{m}");
-        assert!(m.contains(&format!("= {bad}")), "{m}");
-        assert!(
-            m.contains("[-3, 2]") && m.contains("data.shape[0] = 3"),
-            "{m}"
-        );
-    }
+    test_each(
+        [(3i64, "indices[1, 0]"), (-4, "indices[1, 0]")],
+        |(bad, _)| format!("index value {bad}"),
+        |&(bad, position)| {
+            let indices = [0i64, 1, bad, 2];
+            let mut out = [0.0f32; 4];
+            let e = gather_elements(
+                TensorRef::new(&[3, 2], &data),
+                TensorRef::new(&[2, 2], &indices),
+                0,
+                TensorMut::new(&[2, 2], &mut out),
+                &Options::default(),
+            )
+            .unwrap_err();
+            assert_eq!(e.status(), Status::IndexOutOfBounds);
+            let m = e.message();
+            assert!(m.contains("GatherElements-13"), "{m}");
+            assert!(m.contains(position), "{m}");
+            assert!(m.contains(&format!("= {bad}")), "{m}");
+            assert!(
+                m.contains("[-3, 2]") && m.contains("data.shape[0] = 3"),
+                "{m}"
+            );
+        },
+    );
 }
 
 #[test]
@@ -614,18 +616,22 @@ fn the_first_bad_index_in_row_major_order_is_reported() {
 
 #[test]
 fn gather_elements_extreme_index_values_are_rejected() {
-    for bad in [i64::MIN, i64::MAX, i64::MIN + 1] {
-        let e = gather_elements(
-            TensorRef::new(&[3], &[1u16, 2, 3]),
-            TensorRef::new(&[1], &[bad]),
-            0,
-            TensorMut::new(&[1], &mut [0u16]),
-            &Options::default(),
-        )
-        .unwrap_err();
-        assert_eq!(e.status(), Status::IndexOutOfBounds, "{bad}");
-        assert!(e.message().contains(&bad.to_string()), "{}", e.message());
-    }
+    test_each(
+        [i64::MIN, i64::MAX, i64::MIN + 1],
+        |bad| format!("index value {bad}"),
+        |&bad| {
+            let e = gather_elements(
+                TensorRef::new(&[3], &[1u16, 2, 3]),
+                TensorRef::new(&[1], &[bad]),
+                0,
+                TensorMut::new(&[1], &mut [0u16]),
+                &Options::default(),
+            )
+            .unwrap_err();
+            assert_eq!(e.status(), Status::IndexOutOfBounds);
+            assert!(e.message().contains(&bad.to_string()), "{}", e.message());
+        },
+    );
 }
 
 #[test]
@@ -736,22 +742,26 @@ fn output_descriptor_mismatches_are_reported_and_leave_the_output_untouched() {
     let data = [1i32, 2, 3, 4];
     let indices = [0i64, 1, 1, 0];
     let mut out = [77i32; 4];
-    for (shape, fragment) in [
-        (&[4][..], "rank 1"),
-        (&[2, 3][..], "[2, 3]"),
-        (&[2, 2, 1][..], "rank 3"),
-    ] {
-        let e = gather_elements(
-            TensorRef::new(&[2, 2], &data),
-            TensorRef::new(&[2, 2], &indices),
-            0,
-            TensorMut::new(shape, &mut out),
-            &Options::default(),
-        )
-        .unwrap_err();
-        assert_eq!(e.status(), Status::OutputMismatch, "{shape:?}");
-        assert!(e.message().contains(fragment), "{}", e.message());
-    }
+    test_each(
+        [
+            (&[4][..], "rank 1"),
+            (&[2, 3][..], "[2, 3]"),
+            (&[2, 2, 1][..], "rank 3"),
+        ],
+        |(shape, _)| format!("output shape {shape:?}"),
+        |&(shape, fragment)| {
+            let e = gather_elements(
+                TensorRef::new(&[2, 2], &data),
+                TensorRef::new(&[2, 2], &indices),
+                0,
+                TensorMut::new(shape, &mut out),
+                &Options::default(),
+            )
+            .unwrap_err();
+            assert_eq!(e.status(), Status::OutputMismatch);
+            assert!(e.message().contains(fragment), "{}", e.message());
+        },
+    );
     let mut wrong = [0u8; 16];
     let data_bytes: Vec<u8> = data.iter().flat_map(|v| v.to_ne_bytes()).collect();
     let index_bytes: Vec<u8> = indices.iter().flat_map(|v| v.to_ne_bytes()).collect();

@@ -17,27 +17,11 @@ use gatherkit::{
     gather_elements_to_vec, gather_nd_to_vec, Complex, DType, Element, ElementsTraversal,
     GatherElements, IndexElement, Options, TensorDesc, TensorRef,
 };
+use gatherkit_testkit::{count, reference, Rng};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn index(&mut self, size: usize) -> i64 {
-        // Both signs: negative values count from the end.
-        (self.next() % (2 * size as u64)) as i64 - size as i64
-    }
-}
-
+/// An index value known to be in range, as an offset into its dimension.
 fn resolve(v: i64, size: usize) -> usize {
-    if v < 0 {
-        (v + size as i64) as usize
-    } else {
-        v as usize
-    }
+    reference::resolve_index(v, size).expect("an index value in range")
 }
 
 /// GatherElements with the axis second to last of [groups, positions, columns] (columns merged),
@@ -49,7 +33,7 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
     positions: usize,
     columns: usize,
 ) {
-    let mut rng = Rng(17);
+    let mut rng = Rng::new(17);
     let data: Vec<T> = (0..(groups * axis_size * columns) as u64)
         .map(&value)
         .collect();
@@ -176,7 +160,7 @@ fn check_strided_rows(
     tail: usize,
     negative_rows: impl Fn(usize) -> bool,
 ) {
-    let mut rng = Rng((rows * 31 + row_len * 7 + tail) as u64);
+    let mut rng = Rng::new((rows * 31 + row_len * 7 + tail) as u64);
     let data: Vec<u32> = (0..(rows * axis_size * tail) as u32).collect();
     let indices: Vec<i64> = (0..rows * row_len)
         .map(|p| {
@@ -252,7 +236,7 @@ fn strided_rows_check_blocks_of_indices_at_once() {
 
 /// GatherND with slices of `len` f32 over `tuples` random tuples into data [rows, len].
 fn check_nd(len: usize, rows: usize, tuples: usize) {
-    let mut rng = Rng(len as u64 + 1);
+    let mut rng = Rng::new(len as u64 + 1);
     let indices: Vec<i32> = (0..tuples).map(|_| rng.index(rows) as i32).collect();
     check_nd_lookups(len, rows, &indices);
 }
@@ -302,7 +286,7 @@ fn gather_nd_streams_small_slices_through_a_staging_buffer() {
     // output >= 8 MiB). 600,001 tuples end in a partial staging piece; one block with negative
     // spellings takes the checking path mid-call; a late bad index is still reported exactly.
     let (rows, len, tuples) = (1000usize, 4usize, 600_001usize);
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let mut indices: Vec<i64> = (0..tuples)
         .map(|_| resolve(rng.index(rows), rows) as i64)
         .collect();
@@ -331,12 +315,12 @@ fn gather_nd_streams_small_slices_through_a_staging_buffer() {
 fn check_nd_tuples(k: usize, tuples_per_batch: usize) {
     let data_shape = [2usize, 3, 4, 5, 6];
     let inner = &data_shape[1..];
-    let mut rng = Rng(k as u64 * 7 + tuples_per_batch as u64);
-    let data: Vec<u16> = (0..data_shape.iter().product::<usize>() as u16).collect();
+    let mut rng = Rng::new(k as u64 * 7 + tuples_per_batch as u64);
+    let data: Vec<u16> = (0..count(&data_shape) as u16).collect();
     let indices: Vec<i64> = (0..2 * tuples_per_batch * k)
         .map(|p| rng.index(inner[p % k]))
         .collect();
-    let slice_len: usize = inner[k..].iter().product();
+    let slice_len = count(&inner[k..]);
     let mut out_shape = vec![2, tuples_per_batch];
     out_shape.extend_from_slice(&inner[k..]);
     for (threads, options) in executors(&[1, 2]) {
@@ -350,8 +334,8 @@ fn check_nd_tuples(k: usize, tuples_per_batch: usize) {
         assert_eq!(shape, out_shape);
         for t in 0..2 * tuples_per_batch {
             let batch = t / tuples_per_batch;
-            let mut offset = batch * inner.iter().product::<usize>();
-            let mut stride: usize = inner.iter().product();
+            let mut offset = batch * count(inner);
+            let mut stride = count(inner);
             for j in 0..k {
                 stride /= inner[j];
                 offset += resolve(indices[t * k + j], inner[j]) * stride;
@@ -376,11 +360,11 @@ fn gather_nd_tuple_lengths_with_each_slice_length() {
     // Points into 2-D and 3-D data (k = 2, 3 with single-element slices), and k = 1 with every
     // fixed slice length.
     for (shape, k) in [([40usize, 7, 1], 2), ([5, 6, 7], 3)] {
-        let data: Vec<u32> = (0..shape.iter().product::<usize>() as u32).collect();
-        let mut rng = Rng(99);
+        let data: Vec<u32> = (0..count(&shape) as u32).collect();
+        let mut rng = Rng::new(99);
         let indices: Vec<i64> = (0..300 * k).map(|p| rng.index(shape[p % k])).collect();
         let (_, out) = gather_nd_to_vec(
-            TensorRef::new(&shape[..k], &data[..shape[..k].iter().product::<usize>()]),
+            TensorRef::new(&shape[..k], &data[..count(&shape[..k])]),
             TensorRef::new(&[300, k], &indices),
             0,
             &Options::default(),
@@ -403,8 +387,8 @@ fn gather_nd_tuple_lengths_with_each_slice_length() {
 fn check_nd_blocks(k: usize, tuples_per_batch: usize, negative_tuples: impl Fn(usize) -> bool) {
     let data_shape = [2usize, 5, 6, 7, 3];
     let inner = &data_shape[1..];
-    let batch_len: usize = inner.iter().product();
-    let mut rng = Rng((k * 1000 + tuples_per_batch) as u64);
+    let batch_len = count(inner);
+    let mut rng = Rng::new((k * 1000 + tuples_per_batch) as u64);
     let data: Vec<u64> = (0..2 * batch_len as u64).collect();
     let tuples = 2 * tuples_per_batch;
     let indices: Vec<i32> = (0..tuples * k)
@@ -418,7 +402,7 @@ fn check_nd_blocks(k: usize, tuples_per_batch: usize, negative_tuples: impl Fn(u
             }
         })
         .collect();
-    let slice_len: usize = inner[k..].iter().product();
+    let slice_len = count(&inner[k..]);
     let idx_shape = [2, tuples_per_batch, k];
     let flat = |t: usize, indices: &[i32]| {
         let mut offset = 0;

@@ -10,6 +10,7 @@ use gatherkit::{
     gather, gather_to_vec, DType, Element, Gather, GatherVersion, IndexElement, Options, Status,
     StringHandle, TensorDesc, TensorMut, TensorRef,
 };
+use gatherkit_testkit::{count, reference, test_each, Rng};
 use hosts::executors;
 
 fn onnx(opset: i32) -> Options {
@@ -20,7 +21,8 @@ fn ov() -> Options {
     Options::openvino(8)
 }
 
-/// Gathers with every version of `versions` (and 1, 2 and 3 threads) and checks shape and values.
+/// Gathers with every version of `versions` (and 1, 2 and 3 threads) and checks shape and values,
+/// reporting every version and thread count that fails.
 fn check<T: Element + PartialEq + std::fmt::Debug, I: IndexElement>(
     versions: &[Options],
     data: (&[usize], &[T]),
@@ -29,20 +31,24 @@ fn check<T: Element + PartialEq + std::fmt::Debug, I: IndexElement>(
     batch_dims: i64,
     expected: (&[usize], &[T]),
 ) {
-    for options in versions {
-        for threads in [1, 2, 3] {
-            let options = options.with_threads(threads);
+    let runs = versions
+        .iter()
+        .flat_map(|options| [1, 2, 3].map(|threads| options.with_threads(threads)));
+    test_each(
+        runs,
+        |options| format!("{options:?}"),
+        |options| {
             let (shape, out) = gather_to_vec(
                 TensorRef::new(data.0, data.1),
                 TensorRef::new(indices.0, indices.1),
                 axis,
                 batch_dims,
-                &options,
+                options,
             )
-            .unwrap_or_else(|e| panic!("{options:?}: {}", e.message()));
-            assert_eq!((shape.as_slice(), out.as_slice()), expected, "{options:?}");
-        }
-    }
+            .unwrap_or_else(|e| panic!("{}", e.message()));
+            assert_eq!((shape.as_slice(), out.as_slice()), expected);
+        },
+    );
 }
 
 fn all_onnx() -> Vec<Options> {
@@ -303,8 +309,7 @@ fn check_error<I: IndexElement>(
     status: Status,
     fragments: &[&str],
 ) {
-    let n: usize = data_shape.iter().product();
-    let data = vec![0f32; n];
+    let data = vec![0f32; count(data_shape)];
     let e = gather_to_vec(
         TensorRef::new(data_shape, &data),
         TensorRef::new(indices.0, indices.1),
@@ -498,22 +503,8 @@ fn output_descriptor_must_match() {
     );
 }
 
-/// A small xorshift generator, seeded per case.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-/// Gather by its element rule, one output element at a time.
-fn reference<T: Copy>(
+/// Gather by its element rule (the testkit's reference), with the output shape.
+fn reference_gather<T: Copy>(
     data: &[T],
     data_shape: &[usize],
     indices: &[i64],
@@ -521,44 +512,10 @@ fn reference<T: Copy>(
     axis: usize,
     b: usize,
 ) -> (Vec<usize>, Vec<T>) {
-    let mut shape = data_shape[..axis].to_vec();
-    shape.extend_from_slice(&indices_shape[b..]);
-    shape.extend_from_slice(&data_shape[axis + 1..]);
-    let count: usize = shape.iter().product();
-    let s = data_shape[axis] as i64;
-    let q = indices_shape.len() - b;
-    let mut out = Vec::with_capacity(count);
-    for flat in 0..count {
-        let mut coord = vec![0; shape.len()];
-        let mut rest = flat;
-        for (c, &d) in coord.iter_mut().zip(&shape).rev() {
-            *c = rest % d;
-            rest /= d;
-        }
-        // indices[p_0..p_{b-1}, i_b..]
-        let idx_coord: Vec<usize> = coord[..b]
-            .iter()
-            .chain(&coord[axis..axis + q])
-            .copied()
-            .collect();
-        let idx_flat = idx_coord
-            .iter()
-            .zip(indices_shape)
-            .fold(0, |acc, (&c, &d)| acc * d + c);
-        let k = indices[idx_flat];
-        let k = if k < 0 { k + s } else { k } as usize;
-        let data_coord: Vec<usize> = coord[..axis]
-            .iter()
-            .copied()
-            .chain([k])
-            .chain(coord[axis + q..].iter().copied())
-            .collect();
-        let data_flat = data_coord
-            .iter()
-            .zip(data_shape)
-            .fold(0, |acc, (&c, &d)| acc * d + c);
-        out.push(data[data_flat]);
-    }
+    let axis = axis as i64;
+    let out = reference::gather(data, data_shape, indices, indices_shape, axis, b)
+        .unwrap_or_else(|p| panic!("index value {} (position {p}) out of range", indices[p]));
+    let shape = reference::gather_output_shape(data_shape, indices_shape, axis, b);
     (shape, out)
 }
 
@@ -568,27 +525,29 @@ fn random_case<T: Element + PartialEq + std::fmt::Debug, I: IndexElement + TryFr
 ) where
     <I as TryFrom<i64>>::Error: std::fmt::Debug,
 {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let r = 1 + rng.below(4);
-    let mut data_shape: Vec<usize> = (0..r).map(|_| 1 + rng.below(6)).collect();
-    let axis = rng.below(r);
+    let mut rng = Rng::new(seed);
+    let r = 1 + rng.below(4) as usize;
+    let mut data_shape: Vec<usize> = (0..r).map(|_| 1 + rng.below(6) as usize).collect();
+    let axis = rng.below(r as u64) as usize;
     let openvino = rng.below(3) == 0;
-    let b = if openvino { rng.below(axis + 1) } else { 0 };
+    let b = if openvino {
+        rng.below(axis as u64 + 1) as usize
+    } else {
+        0
+    };
     let extra = rng.below(3);
     let mut indices_shape: Vec<usize> = data_shape[..b].to_vec();
-    indices_shape.extend((0..extra).map(|_| 1 + rng.below(5)));
+    indices_shape.extend((0..extra).map(|_| 1 + rng.below(5) as usize));
     if rng.below(8) == 0 {
         // A large slice now and then: the copy loops past the compile-time lengths.
-        data_shape[r - 1] = 300 + rng.below(100);
+        data_shape[r - 1] = 300 + rng.below(100) as usize;
     }
-    let n: usize = data_shape.iter().product();
-    let data: Vec<T> = (0..n as u64).map(&value).collect();
-    let s = data_shape[axis] as i64;
-    let idx64: Vec<i64> = (0..indices_shape.iter().product::<usize>())
-        .map(|_| rng.below(2 * s as usize) as i64 - s)
+    let data: Vec<T> = (0..count(&data_shape) as u64).map(&value).collect();
+    let idx64: Vec<i64> = (0..count(&indices_shape))
+        .map(|_| rng.index(data_shape[axis]))
         .collect();
     let idx: Vec<I> = idx64.iter().map(|&v| I::try_from(v).unwrap()).collect();
-    let (shape, expected) = reference(&data, &data_shape, &idx64, &indices_shape, axis, b);
+    let (shape, expected) = reference_gather(&data, &data_shape, &idx64, &indices_shape, axis, b);
     let options = if openvino { ov() } else { onnx(0) };
     for (threads, options) in executors(&[1, 2, 4]).into_iter().map(|(t, o)| {
         (
@@ -635,16 +594,15 @@ fn random_shapes_match_the_element_rule_for_every_width_and_index_type() {
 fn large_gathers_split_across_threads_give_the_same_bits_and_the_same_first_error() {
     // Embedding-like: [5000, 96] f32 along axis 0 with [64, 100] indices; and along axis 1 of
     // [16, 4096, 16] with 1024 indices (every outer position reuses them).
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for (data_shape, axis, n_idx) in [
         (vec![5000usize, 96], 0usize, 6400usize),
         (vec![16, 4096, 16], 1, 1024),
     ] {
-        let n: usize = data_shape.iter().product();
-        let data: Vec<f32> = (0..n).map(|x| x as f32).collect();
+        let data: Vec<f32> = (0..count(&data_shape)).map(|x| x as f32).collect();
         let s = data_shape[axis];
-        let mut idx: Vec<i64> = (0..n_idx).map(|_| rng.below(s) as i64).collect();
-        let (shape, expected) = reference(&data, &data_shape, &idx, &[n_idx], axis, 0);
+        let mut idx: Vec<i64> = (0..n_idx).map(|_| rng.below(s as u64) as i64).collect();
+        let (shape, expected) = reference_gather(&data, &data_shape, &idx, &[n_idx], axis, 0);
         for (threads, options) in executors(&[1, 2, 3, 8]) {
             let (got_shape, got) = gather_to_vec(
                 TensorRef::new(&data_shape, &data),

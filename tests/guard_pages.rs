@@ -13,10 +13,7 @@ use guarded::{Guarded, Side};
 use gatherkit::{
     gather_elements_dyn, gather_nd_dyn, DType, DynTensorMut, DynTensorRef, Options, Status,
 };
-
-fn count(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
+use gatherkit_testkit::count;
 
 /// Runs one call with all three buffers against guards on `side`; `bad_last` puts an
 /// out-of-range value in the last index. Returns the status (Ok as Status::Ok).

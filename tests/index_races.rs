@@ -17,6 +17,7 @@ mod guarded;
 use guarded::{Guarded, Side};
 
 use gatherkit::ffi::*;
+use gatherkit_testkit::{count, Rng};
 use std::ffi::c_void;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
@@ -78,10 +79,6 @@ fn call(
             gk_gather_elements(&data, &indices, attribute, &output, &options)
         }
     }
-}
-
-fn count(shape: &[i64]) -> usize {
-    shape.iter().product::<i64>() as usize
 }
 
 /// Index values the racing thread writes: in range, negative in range, just outside on either
@@ -298,14 +295,11 @@ fn race_every_path() {
             let stop = AtomicBool::new(false);
             std::thread::scope(|scope| {
                 scope.spawn(|| {
-                    let mut step = 0x9E37_79B9_u64;
+                    let mut rng = Rng::new(0x9E37_79B9);
                     while !stop.load(Ordering::Relaxed) {
-                        step = step
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        let position = (step >> 20) as usize % indices.len();
-                        indices.store(position, hostile_value(2 + (step >> 7) % 6, path.size));
-                        for _ in 0..(step >> 40) % 64 {
+                        let position = rng.below(indices.len() as u64) as usize;
+                        indices.store(position, hostile_value(2 + rng.below(6), path.size));
+                        for _ in 0..rng.below(64) {
                             std::hint::spin_loop();
                         }
                         indices.store(position, valid(position));

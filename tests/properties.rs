@@ -15,29 +15,12 @@ use gatherkit::ffi::{
 use gatherkit::{
     gather_elements_to_vec, gather_nd_to_vec, Complex, Element, IndexElement, Options, TensorRef,
 };
+use gatherkit_testkit::{coords, count, flat, reference};
 use proptest::prelude::*;
 
 /// A data shape of rank 1..=max_rank with dimensions 0..=max_dim (zero-size tensors included).
 fn shape(max_rank: usize, max_dim: usize) -> impl Strategy<Value = Vec<usize>> {
     prop::collection::vec(0..=max_dim, 1..=max_rank)
-}
-
-fn count(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
-
-/// Row-major coordinates of flat position `p`.
-fn coords(mut p: usize, shape: &[usize]) -> Vec<usize> {
-    let mut c = vec![0; shape.len()];
-    for d in (0..shape.len()).rev() {
-        c[d] = p % shape[d];
-        p /= shape[d];
-    }
-    c
-}
-
-fn flat(c: &[usize], shape: &[usize]) -> usize {
-    c.iter().zip(shape).fold(0, |a, (&x, &d)| a * d + x)
 }
 
 /// `v`, or its negative spelling `v - size` when `negative` (both address the same element).
@@ -81,8 +64,7 @@ fn identity_elements<T: Element + PartialEq + std::fmt::Debug, I: IndexElement>(
     to_index: impl Fn(i64) -> I,
     data: Vec<T>,
 ) -> Result<(), TestCaseError> {
-    let r = data_shape.len() as i64;
-    let a = if axis < 0 { axis + r } else { axis } as usize;
+    let a = reference::resolve_index(axis, data_shape.len()).unwrap();
     let indices: Vec<I> = (0..data.len())
         .map(|p| {
             let along = coords(p, data_shape)[a];

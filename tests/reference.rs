@@ -1,127 +1,29 @@
-//! Randomized comparison with a naive reference kept here: coordinates by division, one element
-//! at a time, no cleverness. Covers all sixteen dtypes, both index types, ranks 1–6, every axis
-//! and batch_dims, both flavors and all versions, valid and invalid inputs, several thread counts.
+//! Randomized comparison with the naive reference operators of `gatherkit-testkit`: coordinates
+//! by division, one element at a time, no cleverness. Covers all sixteen dtypes, both index
+//! types, ranks 1–6, every axis and batch_dims, both flavors and all versions, valid and invalid
+//! inputs, several thread counts.
 
 use gatherkit::{
     bf16, f16, gather_elements_dyn, gather_elements_to_vec, gather_nd_dyn, gather_nd_to_vec,
     Complex, DType, DynTensorMut, DynTensorRef, Element, Flavor, IndexElement, Options, Status,
     StringHandle, TensorDesc, TensorRef,
 };
+use gatherkit_testkit::{coords, count, reference, Rng};
 use std::ffi::c_char;
 
-/// xorshift64*: small, deterministic, good enough to pick shapes and values.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
-
-fn count(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
-
-fn coords(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut c = vec![0; shape.len()];
-    for d in (0..shape.len()).rev() {
-        c[d] = flat % shape[d];
-        flat /= shape[d];
-    }
-    c
-}
-
-fn flat(coords: &[usize], shape: &[usize]) -> usize {
-    coords
-        .iter()
-        .zip(shape)
-        .fold(0, |acc, (&c, &d)| acc * d + c)
-}
-
-fn normalize(v: i64, size: usize) -> Option<usize> {
-    let s = size as i64;
-    if v >= -s && v < s {
-        Some(if v < 0 { v + s } else { v } as usize)
-    } else {
-        None
-    }
-}
-
-/// Reference GatherElements: Err(position of the first bad index).
-fn ref_gather_elements<T: Copy>(
-    data: &[T],
-    data_shape: &[usize],
-    indices: &[i64],
-    indices_shape: &[usize],
-    axis: usize,
-) -> Result<Vec<T>, usize> {
-    let mut out = Vec::with_capacity(indices.len());
-    for (p, &v) in indices.iter().enumerate() {
-        let mut c = coords(p, indices_shape);
-        c[axis] = normalize(v, data_shape[axis]).ok_or(p)?;
-        out.push(data[flat(&c, data_shape)]);
-    }
-    Ok(out)
-}
-
-/// Reference GatherND (output in ONNX shape; the memory layout is the same for every version).
-fn ref_gather_nd<T: Copy>(
-    data: &[T],
-    data_shape: &[usize],
-    indices: &[i64],
-    indices_shape: &[usize],
-    b: usize,
-) -> Result<Vec<T>, usize> {
-    let q = indices_shape.len();
-    let k = indices_shape[q - 1];
-    let tuples = count(&indices_shape[..q - 1]);
-    let slice_shape = &data_shape[b + k..];
-    let mut out = Vec::new();
-    for t in 0..tuples {
-        let tc = coords(t, &indices_shape[..q - 1]);
-        let mut dc = tc[..b].to_vec();
-        for j in 0..k {
-            let v = indices[t * k + j];
-            dc.push(normalize(v, data_shape[b + j]).ok_or(t * k + j)?);
-        }
-        for s in 0..count(slice_shape) {
-            let mut full = dc.clone();
-            full.extend(coords(s, slice_shape));
-            out.push(data[flat(&full, data_shape)]);
-        }
-    }
-    Ok(out)
-}
-
-fn ref_nd_output_shape(
+/// The GatherND output shape a version describes its output with (the layout is the same for
+/// every version): OpenVINO GatherND-5, which opsets 5 to 7 use, folds the batch dimensions.
+fn nd_output_shape(
     version: (Flavor, i32),
     data: &[usize],
     indices: &[usize],
     b: usize,
 ) -> Vec<usize> {
-    let q = indices.len();
-    let k = indices[q - 1];
-    let mut shape = if version.0 == Flavor::OpenVino && (5..=7).contains(&version.1) && b > 0 {
-        let mut s = vec![count(&indices[..b])];
-        s.extend(&indices[b..q - 1]);
-        s
+    if version.0 == Flavor::OpenVino && (5..=7).contains(&version.1) {
+        reference::gather_nd_folded_output_shape(data, indices, b)
     } else {
-        indices[..q - 1].to_vec()
-    };
-    shape.extend(&data[b + k..]);
-    shape
+        reference::gather_nd_output_shape(data, indices, b)
+    }
 }
 
 fn bytes_of<T>(v: &[T]) -> &[u8] {
@@ -174,7 +76,7 @@ fn random_elements_case(rng: &mut Rng) -> ElementsCase {
         })
         .collect();
     let axis = rng.range(-(r as i64), r as i64 - 1);
-    let a = if axis < 0 { axis + r as i64 } else { axis } as usize;
+    let a = reference::resolve_index(axis, r).unwrap();
     let indices_shape: Vec<usize> = (0..r)
         .map(|d| {
             if d == a {
@@ -334,7 +236,7 @@ fn run_elements<T: Element, I: IndexElement + TryFrom<i64>>(
             continue;
         }
         let data: Vec<T> = (0..count(&case.data_shape))
-            .map(|_| value(rng.next()))
+            .map(|_| value(rng.next_u64()))
             .collect();
         let indices: Vec<I> = case
             .indices
@@ -347,18 +249,12 @@ fn run_elements<T: Element, I: IndexElement + TryFrom<i64>>(
             case.axis,
             &options(case.version, case.threads),
         );
-        let r = case.data_shape.len() as i64;
-        let a = if case.axis < 0 {
-            case.axis + r
-        } else {
-            case.axis
-        } as usize;
-        let want = ref_gather_elements(
+        let want = reference::gather_elements(
             &data,
             &case.data_shape,
             &case.indices,
             &case.indices_shape,
-            a,
+            case.axis,
         );
         let ctx = format!(
             "case {i} {} {}: data {:?} indices {:?} axis {} {:?} threads {}",
@@ -387,7 +283,7 @@ fn run_nd<T: Element, I: IndexElement + TryFrom<i64>>(
             continue;
         }
         let data: Vec<T> = (0..count(&case.data_shape))
-            .map(|_| value(rng.next()))
+            .map(|_| value(rng.next_u64()))
             .collect();
         let indices: Vec<I> = case
             .indices
@@ -400,14 +296,14 @@ fn run_nd<T: Element, I: IndexElement + TryFrom<i64>>(
             case.batch_dims as i64,
             &options(case.version, case.threads),
         );
-        let want = ref_gather_nd(
+        let want = reference::gather_nd(
             &data,
             &case.data_shape,
             &case.indices,
             &case.indices_shape,
             case.batch_dims,
         );
-        let shape = ref_nd_output_shape(
+        let shape = nd_output_shape(
             case.version,
             &case.data_shape,
             &case.indices_shape,
@@ -430,7 +326,7 @@ fn run_nd<T: Element, I: IndexElement + TryFrom<i64>>(
 }
 
 fn run_both<T: Element>(seed: u64, value: impl Fn(u64) -> T) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     run_elements::<T, i64>(&mut rng, &value, 300);
     run_elements::<T, i32>(&mut rng, &value, 300);
     run_nd::<T, i64>(&mut rng, &value, 300);
@@ -465,7 +361,7 @@ fn every_dtype_matches_the_reference() {
 /// The byte API with dtypes chosen at run time agrees with the reference on byte patterns.
 #[test]
 fn byte_api_matches_the_reference_for_every_width() {
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     for i in 0..2000 {
         let dtype = DType::ALL[rng.below(16) as usize];
         let w = dtype.size();
@@ -497,25 +393,25 @@ fn byte_api_matches_the_reference_for_every_width() {
         // 16-byte words keep every dtype aligned; elements are byte chunks of the width.
         let n = count(&data_shape);
         let data_words: Vec<u128> = (0..(n * w).div_ceil(16))
-            .map(|_| (rng.next() as u128) << 64 | rng.next() as u128)
+            .map(|_| (rng.next_u64() as u128) << 64 | rng.next_u64() as u128)
             .collect();
         let data_bytes = &bytes_of(&data_words)[..n * w];
         let chunks: Vec<&[u8]> = data_bytes.chunks(w).collect();
-        let r = data_shape.len() as i64;
         let (want, out_shape) = if use_nd {
             let b = attribute as usize;
             (
-                ref_gather_nd(&chunks, &data_shape, &indices, &indices_shape, b),
-                ref_nd_output_shape(version, &data_shape, &indices_shape, b),
+                reference::gather_nd(&chunks, &data_shape, &indices, &indices_shape, b),
+                nd_output_shape(version, &data_shape, &indices_shape, b),
             )
         } else {
-            let a = if attribute < 0 {
-                attribute + r
-            } else {
-                attribute
-            } as usize;
             (
-                ref_gather_elements(&chunks, &data_shape, &indices, &indices_shape, a),
+                reference::gather_elements(
+                    &chunks,
+                    &data_shape,
+                    &indices,
+                    &indices_shape,
+                    attribute,
+                ),
                 indices_shape.clone(),
             )
         };
@@ -550,10 +446,10 @@ fn byte_api_matches_the_reference_for_every_width() {
 /// several bad indices spread over the chunks, the same (first) error.
 #[test]
 fn thread_counts_agree_bit_for_bit_and_report_the_same_first_error() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let data_shape = [256usize, 1024];
     let data: Vec<f32> = (0..count(&data_shape))
-        .map(|_| f32::from_bits(rng.next() as u32))
+        .map(|_| f32::from_bits(rng.next_u64() as u32))
         .collect();
     for axis in [0i64, 1] {
         let s = data_shape[axis as usize] as i64;
@@ -567,9 +463,8 @@ fn thread_counts_agree_bit_for_bit_and_report_the_same_first_error() {
                 &Options::default().with_threads(threads),
             )
             .unwrap();
-            let want =
-                ref_gather_elements(&data, &data_shape, &indices, &data_shape, axis as usize)
-                    .unwrap();
+            let want = reference::gather_elements(&data, &data_shape, &indices, &data_shape, axis)
+                .unwrap();
             assert_eq!(
                 bytes_of(&got.1),
                 bytes_of(&want),
@@ -600,7 +495,7 @@ fn thread_counts_agree_bit_for_bit_and_report_the_same_first_error() {
     let data: Vec<u32> = (0..count(&data_shape) as u32).collect();
     let mut indices: Vec<i32> = (0..65536).map(|_| rng.range(-4096, 4095) as i32).collect();
     let indices64: Vec<i64> = indices.iter().map(|&v| v as i64).collect();
-    let want = ref_gather_nd(&data, &data_shape, &indices64, &[65536, 1], 0).unwrap();
+    let want = reference::gather_nd(&data, &data_shape, &indices64, &[65536, 1], 0).unwrap();
     for threads in [1, 2, 3, 0] {
         let (_, got) = gather_nd_to_vec(
             TensorRef::new(&data_shape, &data),
@@ -618,7 +513,7 @@ fn thread_counts_agree_bit_for_bit_and_report_the_same_first_error() {
     let data_shape = [6usize, 1000, 32];
     let data: Vec<u32> = (0..count(&data_shape) as u32).collect();
     let batched: Vec<i64> = (0..18000).map(|_| rng.range(-1000, 999)).collect();
-    let want = ref_gather_nd(&data, &data_shape, &batched, &[6, 3000, 1], 1).unwrap();
+    let want = reference::gather_nd(&data, &data_shape, &batched, &[6, 3000, 1], 1).unwrap();
     for threads in [1, 2, 3, 4, 0] {
         let (_, got) = gather_nd_to_vec(
             TensorRef::new(&data_shape, &data),
@@ -679,10 +574,9 @@ fn expected_plan_status(
         if r < 1 || q != r {
             return Some(Status::InvalidRank);
         }
-        if attr < -r || attr >= r {
+        let Some(a) = reference::resolve_index(attr, data.len()) else {
             return Some(Status::InvalidAttribute);
-        }
-        let a = if attr < 0 { attr + r } else { attr } as usize;
+        };
         let equal = version.0 == Flavor::OpenVino;
         let bad = (0..data.len()).any(|d| {
             d != a
@@ -701,7 +595,7 @@ fn expected_plan_status(
 
 #[test]
 fn random_shapes_and_attributes_get_the_status_the_rules_give() {
-    let mut rng = Rng(2024);
+    let mut rng = Rng::new(2024);
     let mut invalid = 0;
     for i in 0..20000 {
         let nd = rng.chance(50);

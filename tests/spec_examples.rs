@@ -1,10 +1,23 @@
-//! Every example in ../shared/spec, with its exact expected values, under every flavor and version
-//! it belongs to, through the typed, allocating and byte APIs, with int32 and int64 indices.
+//! Every example of the operator specifications, with its exact expected values, under every
+//! flavor and version it belongs to, through the typed, allocating and byte APIs, with int32 and
+//! int64 indices. The specifications:
+//!
+//! - ONNX GatherElements: <https://onnx.ai/onnx/operators/onnx__GatherElements.html>
+//! - ONNX GatherND: <https://onnx.ai/onnx/operators/onnx__GatherND.html>
+//! - OpenVINO GatherElements-6:
+//!   <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-elements-6.html>
+//! - OpenVINO GatherND-5:
+//!   <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-nd-5.html>
+//! - OpenVINO GatherND-8:
+//!   <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-nd-8.html>
+//!
+//! The `test_gather*` names are the ONNX backend test cases holding the same values.
 
 use gatherkit::{
     gather_elements, gather_elements_dyn, gather_elements_to_vec, gather_nd, gather_nd_dyn,
     gather_nd_to_vec, DType, DynTensorMut, DynTensorRef, Options, TensorMut, TensorRef,
 };
+use gatherkit_testkit::test_each;
 
 struct Case {
     name: &'static str,
@@ -236,10 +249,15 @@ struct Entry {
     bytes: Bytes,
 }
 
+/// Each example under each of its versions, every failing pair reported.
 fn check_examples(cases: &[Case], entry: Entry) {
-    for case in cases {
-        for options in case.versions {
-            let ctx = format!("{} under {:?}", case.name, options);
+    let runs = cases
+        .iter()
+        .flat_map(|case| case.versions.iter().map(move |options| (case, options)));
+    test_each(
+        runs,
+        |(case, options)| format!("{} under {options:?}", case.name),
+        |&(case, options)| {
             let mut out = vec![-99; case.output.len()];
             (entry.typed)(
                 TensorRef::new(case.data_shape, case.data),
@@ -248,8 +266,8 @@ fn check_examples(cases: &[Case], entry: Entry) {
                 TensorMut::new(case.output_shape, &mut out),
                 options,
             )
-            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
-            assert_eq!(out, case.output, "{ctx}, int64 indices");
+            .unwrap_or_else(|e| panic!("int64 indices: {e}"));
+            assert_eq!(out, case.output, "int64 indices");
 
             let indices32 = to_i32(case.indices);
             let (shape, out) = (entry.to_vec)(
@@ -258,11 +276,11 @@ fn check_examples(cases: &[Case], entry: Entry) {
                 case.attribute,
                 options,
             )
-            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            .unwrap_or_else(|e| panic!("int32: {e}"));
             assert_eq!(
                 (shape.as_slice(), out.as_slice()),
                 (case.output_shape, case.output),
-                "{ctx}, int32"
+                "int32"
             );
 
             let data = aligned(&bytes(case.data));
@@ -287,14 +305,14 @@ fn check_examples(cases: &[Case], entry: Entry) {
                 ),
                 options,
             )
-            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            .unwrap_or_else(|e| panic!("bytes: {e}"));
             assert_eq!(
                 as_bytes(&out, case.output.len() * 4),
                 bytes(case.output),
-                "{ctx}, bytes"
+                "bytes"
             );
-        }
-    }
+        },
+    );
 }
 
 #[test]
@@ -338,20 +356,24 @@ fn openvino_gather_nd_5_folds_batch_dimensions_and_8_does_not() {
             ((b0 * 3 + b1) * 4 + i) * 2 + j
         })
         .collect();
-    for (version, shape) in [
-        (5, vec![6, 3]),
-        (7, vec![6, 3]),
-        (8, vec![2, 3, 3]),
-        (0, vec![2, 3, 3]),
-    ] {
-        let (got_shape, got) = gather_nd_to_vec(
-            TensorRef::new(&[2, 3, 4, 2], &data),
-            TensorRef::new(&[2, 3, 3, 2], &indices),
-            2,
-            &Options::openvino(version),
-        )
-        .unwrap();
-        assert_eq!(got_shape, shape, "GatherND version {version}");
-        assert_eq!(got, expected, "GatherND version {version}");
-    }
+    test_each(
+        [
+            (5, vec![6, 3]),
+            (7, vec![6, 3]),
+            (8, vec![2, 3, 3]),
+            (0, vec![2, 3, 3]),
+        ],
+        |(version, _)| format!("GatherND version {version}"),
+        |(version, shape)| {
+            let (got_shape, got) = gather_nd_to_vec(
+                TensorRef::new(&[2, 3, 4, 2], &data),
+                TensorRef::new(&[2, 3, 3, 2], &indices),
+                2,
+                &Options::openvino(*version),
+            )
+            .unwrap();
+            assert_eq!(&got_shape, shape, "shape");
+            assert_eq!(got, expected, "values");
+        },
+    );
 }

@@ -1,24 +1,17 @@
 //! Fuzzes the C ABI with structurally valid and invalid calls decoded from the input.
 //!
 //! Oracles: a call never returns GK_STATUS_PANIC or an unknown status; on success the output
-//! equals a naive reference; on any error but a bad index value, nothing is written (the output,
-//! and an input it aliases, keep their bytes); when the shape query fails, the operation fails
-//! with the same status (the query covers the checks that come first).
+//! equals the naive reference of `gatherkit-testkit`, which must find every index value in
+//! range; on any error but a bad index value, nothing is written (the output, and an input it
+//! aliases, keep their bytes); when the shape query fails, the operation fails with the same
+//! status (the query covers the checks that come first).
 
 #![no_main]
 
 use gatherkit::ffi::*;
 use gatherkit_fuzz::{capped_count, size_of_dtype, Call, MAX_DATA_ELEMENTS};
+use gatherkit_testkit::reference;
 use libfuzzer_sys::fuzz_target;
-
-fn count(shape: &[i64]) -> usize {
-    if shape.contains(&0) {
-        return 0;
-    }
-    shape
-        .iter()
-        .fold(1usize, |a, &d| a.saturating_mul(d.max(0) as usize))
-}
 
 /// The bytes a descriptor claims, when every dimension is non-negative.
 fn described_bytes(shape: &[i64], w: usize) -> Option<u128> {
@@ -42,33 +35,9 @@ fn honest<T>(ptr: *const T, shape: &[i64], w: usize, buffer_bytes: usize) -> *co
     }
 }
 
-fn coords(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut c = vec![0; shape.len()];
-    for d in (0..shape.len()).rev() {
-        c[d] = flat % shape[d];
-        flat /= shape[d];
-    }
-    c
-}
-
-fn flat(c: &[usize], shape: &[usize]) -> usize {
-    // Wrapping: only ever used for real elements, whose offsets fit; zero-size tensors may have
-    // huge other dimensions.
-    c.iter()
-        .zip(shape)
-        .fold(0usize, |a, (&x, &d)| a.wrapping_mul(d).wrapping_add(x))
-}
-
-fn norm(v: i64, size: usize) -> usize {
-    if v < 0 {
-        (v + size as i64) as usize
-    } else {
-        v as usize
-    }
-}
-
-/// The naive result for a call that succeeded (so its shapes are valid), as bytes.
-fn reference(
+/// The expected output of a call that succeeded (so its shapes and attribute are valid), as
+/// bytes: the reference operators on `w`-byte elements.
+fn reference_output(
     nd: bool,
     w: usize,
     data: &[u8],
@@ -77,46 +46,19 @@ fn reference(
     ishape: &[usize],
     attr: i64,
 ) -> Vec<u8> {
-    let mut out = Vec::new();
-    if !nd {
-        let r = dshape.len() as i64;
-        let axis = if attr < 0 { attr + r } else { attr } as usize;
-        for (p, &v) in idx.iter().enumerate() {
-            let mut c = coords(p, ishape);
-            c[axis] = norm(v, dshape[axis]);
-            let at = flat(&c, dshape) * w;
-            out.extend_from_slice(&data[at..at + w]);
-        }
+    let elements: Vec<&[u8]> = data.chunks_exact(w).collect();
+    let result = if nd {
+        reference::gather_nd(&elements, dshape, idx, ishape, attr as usize)
     } else {
-        let b = attr as usize;
-        let q = ishape.len();
-        let k = ishape[q - 1];
-        let slice = if dshape[b + k..].contains(&0) {
-            0
-        } else {
-            dshape[b + k..]
-                .iter()
-                .fold(1usize, |a, &d| a.saturating_mul(d))
-        };
-        for t in 0..count(
-            &ishape[..q - 1]
-                .iter()
-                .map(|&d| d as i64)
-                .collect::<Vec<_>>(),
-        ) {
-            let tc = coords(t, &ishape[..q - 1]);
-            let mut c = tc[..b].to_vec();
-            for j in 0..k {
-                c.push(norm(idx[t * k + j], dshape[b + j]));
-            }
-            c.extend(std::iter::repeat(0).take(dshape.len() - b - k));
-            if slice > 0 {
-                let at = flat(&c, dshape) * w;
-                out.extend_from_slice(&data[at..at + slice * w]);
-            }
-        }
+        reference::gather_elements(&elements, dshape, idx, ishape, attr)
+    };
+    match result {
+        Ok(out) => out.concat(),
+        Err(p) => panic!(
+            "the call succeeded with index value {} (position {p}) out of range",
+            idx[p]
+        ),
     }
-    out
 }
 
 fuzz_target!(|bytes: &[u8]| check(&Call::decode(bytes)));
@@ -253,7 +195,7 @@ fn check(call: &Call) {
             unsafe { std::slice::from_raw_parts(data_words.as_ptr().cast::<u8>(), data_bytes) };
         let dshape: Vec<usize> = data_shape.iter().map(|&d| d as usize).collect();
         let ishape: Vec<usize> = indices_shape.iter().map(|&d| d as usize).collect();
-        let want = reference(nd, w, data, &dshape, &idx_values, &ishape, attribute);
+        let want = reference_output(nd, w, data, &dshape, &idx_values, &ishape, attribute);
         assert!(got == want.as_slice(), "output differs from the reference");
     } else if status != GK_STATUS_INDEX_OUT_OF_BOUNDS {
         assert!(

@@ -212,6 +212,32 @@ impl SliceKernel {
             let mut t = range.start;
             let mut rest = chunk;
             while t < range.end {
+                let run = BatchRun {
+                    base: 0,
+                    span: self.run_span,
+                    slice_len: len,
+                    dims,
+                    strides,
+                    ahead_tuples,
+                    stream,
+                };
+                // A batch whose tuples fit one index block and that several outer positions
+                // reuse (Gather along a late axis with few indices): the per-run work (reading
+                // and resolving the indices) would cost more than the copies, so it is done
+                // once per batch and task, and each outer position only copies.
+                if self.outer > 1 && self.tuples_per_batch * k <= INDEX_BLOCK && len > 0 {
+                    let (done, tail) = self.gather_reusing_batch::<E, I, N, K>(
+                        run,
+                        data,
+                        indices,
+                        t..range.end,
+                        std::mem::take(&mut rest),
+                        &mut scratch,
+                    )?;
+                    t = done;
+                    rest = tail;
+                    continue;
+                }
                 let pair = t / self.tuples_per_batch;
                 let (batch, outer) = (pair / self.outer, pair % self.outer);
                 let first = t - pair * self.tuples_per_batch;
@@ -222,12 +248,7 @@ impl SliceKernel {
                 let at = batch * self.tuples_per_batch + first;
                 let run = BatchRun {
                     base: batch * self.batch_stride + outer * self.run_span,
-                    span: self.run_span,
-                    slice_len: len,
-                    dims,
-                    strides,
-                    ahead_tuples,
-                    stream,
+                    ..run
                 };
                 let idx = &indices[at * k..(at + run_end - t) * k];
                 run.gather::<E, I, N, K>(data, idx, part, &mut scratch)
@@ -246,6 +267,66 @@ impl SliceKernel {
 }
 
 impl SliceKernel {
+    /// Tuples `range.start..` up to the end of their batch (or of `range`), for a batch whose
+    /// tuples fit one index block: the batch's indices are read and resolved once, then each
+    /// outer position copies its slices from them. Returns where it stopped and the rest of the
+    /// output.
+    #[inline(always)]
+    fn gather_reusing_batch<'o, E: RawElement, I: IndexElement, const N: usize, const K: usize>(
+        &self,
+        run: BatchRun<'_>,
+        data: &[E],
+        indices: &[I],
+        range: std::ops::Range<usize>,
+        out: &'o mut [MaybeUninit<E>],
+        scratch: &mut Scratch,
+    ) -> Result<(usize, &'o mut [MaybeUninit<E>]), BadIndex> {
+        // Cannot panic or divide by zero: as in `run_with` (tuples_per_batch and outer > 0),
+        // and the batch's indices are whole tuples of `indices`.
+        let k = known_or(K, self.tuple_dims.len());
+        let len = run.slice_len;
+        let tpb = self.tuples_per_batch;
+        let batch = range.start / tpb / self.outer;
+        let batch_idx = &indices[batch * tpb * k..(batch + 1) * tpb * k];
+        let Scratch {
+            components,
+            staging,
+        } = scratch;
+        let (positions, ok) = components.copy_resolved::<I, K>(batch_idx, run.dims);
+        if !ok {
+            let (p, value) = first_bad_component(batch_idx, run.dims);
+            return Err(BadIndex {
+                position: batch * tpb * k + p,
+                value,
+            });
+        }
+        let batch_end = ((batch + 1) * tpb * self.outer).min(range.end);
+        let mut t = range.start;
+        let mut rest = out;
+        while t < batch_end {
+            let pair = t / tpb;
+            let first = t - pair * tpb;
+            let run_end = ((pair + 1) * tpb).min(batch_end);
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
+            rest = tail;
+            let base = batch * self.batch_stride + (pair % self.outer) * self.run_span;
+            // Cannot panic: as in `BatchRun::gather`, the run's slices lie in its span.
+            let slab = &data[base..base + run.span];
+            let tuples = &positions[first * k..(first + run_end - t) * k];
+            if run.stream {
+                run.gather_in_range::<E, I, N, K, true>(
+                    slab, batch_idx, first, tuples, part, staging,
+                );
+            } else {
+                run.gather_in_range::<E, I, N, K, false>(
+                    slab, batch_idx, first, tuples, part, staging,
+                );
+            }
+            t = run_end;
+        }
+        Ok((t, rest))
+    }
+
     /// Checks every index value, copying nothing (an output without elements).
     fn check_only<I: IndexElement, const K: usize>(&self, indices: &[I]) -> Result<(), BadIndex> {
         let k = known_or(K, self.tuple_dims.len());

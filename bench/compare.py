@@ -6,9 +6,10 @@ checks the outputs are equal and prints one table of medians and ratios.
     pip install numpy onnx onnxruntime
     cmake --build build && PYTHONPATH=bindings/python python3 bench/compare.py [--repeat 15] [--only W3 G1]
 
-Both sides are timed through their Python APIs (session.run, the binding with ``out=``), so a row
-that moves few bytes (G3: one row) measures per-call glue as much as the kernels; sweep.py times
-bare calls and corrects for that.
+Both sides are timed as a C or C++ runtime calls them, with the glue built once: ORT through io
+binding (inputs and a preallocated output bound), gatherkit as a bare ctypes call (ortbench.py),
+alternating, outputs checked bitwise equal. A row that moves few bytes (G3: one row) still holds
+each side's per-call cost; sweep.py also subtracts the difference of those costs.
 
 Index values are uniform random over the valid range (non-negative). The floor is the time to
 move the workload's bytes once at the machine's copy rate, measured in the same run with a large
@@ -21,39 +22,11 @@ import statistics
 import time
 
 import numpy as np
-import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper
 
 import gatherkit
-from workloads import bytes_touched, workloads
-
-
-# op -> (the ONNX attribute the workload's attribute is, the binding's function)
-OPS = {
-    "GatherElements": ("axis", gatherkit.gather_elements),
-    "GatherND": ("batch_dims", gatherkit.gather_nd),
-    "Gather": ("axis", gatherkit.gather),
-}
-
-
-def ort_session(op, data, indices, attribute, threads):
-    attrs = {OPS[op][0]: attribute}
-    elem = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16}[data.dtype.type]
-    idx = {np.int64: TensorProto.INT64, np.int32: TensorProto.INT32}[indices.dtype.type]
-    node = helper.make_node(op, ["data", "indices"], ["out"], **attrs)
-    graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info("data", elem, data.shape),
-         helper.make_tensor_value_info("indices", idx, indices.shape)],
-        [helper.make_tensor_value_info("out", elem, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+import ortbench
+from workloads import bytes_touched, output_shape, workloads
 
 
 def fmt_ms(ms):
@@ -102,24 +75,17 @@ def main():
         data, indices = make()
         cells = []
         floor = None
+        shape = output_shape(op, data, indices, attribute)
+        attrs = {"batch_dims": attribute} if op == "GatherND" else {"axis": attribute}
+        case = ortbench.Case(op, [("data", data), ("indices", indices)], attrs, tuple(shape), data.dtype)
+        floor = bytes_touched(op, data, indices, shape, attribute) / rate * 1e3
         for threads in (1, 2):
-            sess = ort_session(op, data, indices, attribute, threads)
-            feed = {"data": data, "indices": indices}
-            expected = sess.run(None, feed)[0]
-            call = OPS[op][1]
-            got = call(data, indices, attribute, num_threads=threads)
-            out = np.empty_like(got)  # preallocated, as a runtime would pass it (ORT reuses its arena)
-            if got.shape != expected.shape or not np.array_equal(got, expected):
-                raise SystemExit(f"{wid}: gatherkit and onnxruntime outputs differ")
-            floor = bytes_touched(op, data, indices, got.shape, attribute) / rate * 1e3
-            ort_ms = median_ms(lambda: sess.run(None, feed), args.repeat)
-            # ORT's pool threads spin-wait after a run (allow_spinning is on by default); with the
-            # session alive they would keep the other core busy while gatherkit is timed.
-            del sess
-            gk_ms = median_ms(lambda: call(data, indices, attribute, num_threads=threads, out=out), args.repeat)
+            try:
+                ort_ms, gk_ms = ortbench.time_case(case, threads, args.repeat)
+            except ortbench.Mismatch as e:
+                raise SystemExit(f"{wid}: gatherkit and onnxruntime outputs differ: {e}")
             speedups[threads].setdefault(wid[0], []).append(ort_ms / gk_ms)
             cells.append(f"{fmt_ms(ort_ms)} | {fmt_ms(gk_ms)} | {ort_ms / gk_ms:.2f}x")
-            del expected, got, out
         print(f"| {wid} | {desc} | {fmt_ms(floor)} | " + " | ".join(cells) + " |", flush=True)
     for threads in (1, 2):
         groups = speedups[threads]

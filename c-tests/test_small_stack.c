@@ -50,8 +50,8 @@ static __attribute__((noinline)) int record_call_site(void) {
 
 /* Large enough for the tiled GatherElements path and GatherND's streamed outputs; allocated once,
  * on the heap, so that no scenario needs much of its own stack. */
-#define BIG_INDICES (2u << 20)
-#define BIG_OUT (4u << 20)
+#define BIG_INDICES (3u << 20)
+#define BIG_OUT (6u << 20)
 #define BIG_ROWS 512
 #define BIG_COLS 1024
 static float *big_data;
@@ -196,9 +196,10 @@ static void nd_call(int32_t flavor, int32_t version, size_t k, int64_t batch_dim
 static void nd_small(void) { nd_call(GK_FLAVOR_ONNX, 0, 1, 0, 4, 1); }
 static void nd_runtime_k(void) { nd_call(GK_FLAVOR_ONNX, 0, 6, 0, 64, 3); }
 static void nd_batched(void) { nd_call(GK_FLAVOR_OPENVINO, 8, 2, 1, 64, 5); }
-/* Outputs of 12 MiB: streamed, slice by slice (large slices) or through staging (small ones). */
-static void nd_streaming_slices(void) { nd_call(GK_FLAVOR_ONNX, 0, 2, 0, 1 << 10, 3 << 10); }
-static void nd_streaming_staged(void) { nd_call(GK_FLAVOR_ONNX, 0, 2, 0, 1 << 20, 3); }
+/* Outputs of 20 MiB (streamed from 16 MiB on): slice by slice (large slices) or through staging
+ * (small ones of a compile-time length). */
+static void nd_streaming_slices(void) { nd_call(GK_FLAVOR_ONNX, 0, 2, 0, 1 << 10, 5 << 10); }
+static void nd_streaming_staged(void) { nd_call(GK_FLAVOR_ONNX, 0, 2, 0, 5 << 18, 4); }
 
 static void nd_bad_index(void) {
     const int64_t dshape[2] = {2, 2};

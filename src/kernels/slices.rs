@@ -301,15 +301,21 @@ impl SliceKernel {
             });
         }
         let batch_end = ((batch + 1) * tpb * self.outer).min(range.end);
+        if !run.stream && k == 1 {
+            let tuples = range.start..batch_end;
+            return Ok(self.copy_reused_positions::<E, N>(run, data, batch, positions, tuples, out));
+        }
         let mut t = range.start;
         let mut rest = out;
+        // Pairs advance by counting, not dividing: with one or a few tuples per pair, two
+        // 64-bit divisions per pair cost more than the copies.
+        let mut pair = t / tpb;
+        let mut first = t - pair * tpb;
+        let mut base = batch * self.batch_stride + (pair % self.outer) * self.run_span;
         while t < batch_end {
-            let pair = t / tpb;
-            let first = t - pair * tpb;
             let run_end = ((pair + 1) * tpb).min(batch_end);
             let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
             rest = tail;
-            let base = batch * self.batch_stride + (pair % self.outer) * self.run_span;
             // Cannot panic: as in `BatchRun::gather`, the run's slices lie in its span.
             let slab = &data[base..base + run.span];
             let tuples = &positions[first * k..(first + run_end - t) * k];
@@ -323,8 +329,58 @@ impl SliceKernel {
                 );
             }
             t = run_end;
+            // The batch's pairs are consecutive outer positions, `run_span` apart in data.
+            pair += 1;
+            first = 0;
+            base += self.run_span;
         }
         Ok((t, rest))
+    }
+
+    /// [`Self::gather_reusing_batch`]'s copies for one-component tuples written with ordinary
+    /// stores (Gather): tuples `tuples` of batch `batch`, whose resolved positions are
+    /// `positions`, into `out`. One loop over the whole rectangle of (outer position, tuple):
+    /// with one or a few tuples per outer position, per-position setup would cost more than the
+    /// copies, and the reused slabs are hot, so there is no software prefetch either. Returns
+    /// where it stopped and the rest of `out`.
+    #[inline(always)]
+    fn copy_reused_positions<'o, E: RawElement, const N: usize>(
+        &self,
+        run: BatchRun<'_>,
+        data: &[E],
+        batch: usize,
+        positions: &[usize],
+        tuples: std::ops::Range<usize>,
+        out: &'o mut [MaybeUninit<E>],
+    ) -> (usize, &'o mut [MaybeUninit<E>]) {
+        let len = known_or(N, run.slice_len);
+        let tpb = self.tuples_per_batch;
+        let count = tuples.end - tuples.start;
+        // Cannot panic: `out` holds the range's slices (split_units and the caller).
+        let (mine, rest) = out.split_at_mut(count * len);
+        // Cannot panic: the batch's outer positions lie in data (the plan sized data as
+        // batches * outer * run_span), and every position is below the axis size, so each
+        // slice lies in its outer position's slab; checked once here for the whole batch.
+        let batch_data = &data[batch * self.batch_stride..(batch + 1) * self.batch_stride];
+        let stride = run.strides[0];
+        let first_pair = tuples.start / tpb - batch * self.outer;
+        let mut j = tuples.start % tpb;
+        let mut slab_base = first_pair * self.run_span;
+        for slice_out in mine.chunks_exact_mut(len) {
+            let offset = slab_base + positions[j] * stride;
+            debug_assert!(offset + len <= batch_data.len());
+            // SAFETY: the pair is below outer (the range ends within the batch), positions[j] <
+            // dims[0] (`copy_resolved`), stride is the slice length and run_span = dims[0] *
+            // stride, so offset + len <= outer * run_span = batch_data.len().
+            let slice = unsafe { batch_data.get_unchecked(offset..offset + len) };
+            slice_out.copy_from_slice(as_uninit(slice));
+            j += 1;
+            if j == tpb {
+                j = 0;
+                slab_base += self.run_span;
+            }
+        }
+        (tuples.end, rest)
     }
 
     /// Checks every index value, copying nothing (an output without elements).

@@ -1,0 +1,186 @@
+//! One run of tuples: a (batch, outer position) pair's slices copied from its indices, read a
+//! block at a time, with software prefetch and, for large outputs, non-temporal stores.
+
+use crate::kernels::known_or;
+use crate::kernels::prefetch::prefetch_range_in;
+use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
+use crate::kernels::stream::{as_uninit, stream_copy, Staging};
+use crate::repr::{IndexElement, RawElement};
+use std::mem::MaybeUninit;
+
+/// A task's buffers, on the heap (the README promises calls at most 4 KiB of stack) and reused
+/// for every batch run and block of the task.
+pub(super) struct Scratch {
+    pub(super) components: Components,
+    /// Only when small slices are streamed.
+    pub(super) staging: Option<Staging>,
+}
+
+/// The tuples of one batch (or the part of it a thread has).
+pub(super) struct BatchRun<'a> {
+    /// Offset in `data` of the run's (batch, outer) pair.
+    pub(super) base: usize,
+    /// Elements of `data` from `base` that the run's slices lie in.
+    pub(super) span: usize,
+    /// Elements per slice.
+    pub(super) slice_len: usize,
+    pub(super) dims: &'a [usize],
+    pub(super) strides: &'a [usize],
+    pub(super) ahead_tuples: usize,
+    pub(super) stream: bool,
+}
+
+impl BatchRun<'_> {
+    /// Copies each tuple's slice of `len` (`N` when known) elements; on a bad index, returns its
+    /// position within `idx` and its value. Tuples are taken a block at a time: their components
+    /// are read once into positions (see `resolve`), and only those positions address `data`. A
+    /// block with a bad component is not copied.
+    #[inline(always)]
+    pub(super) fn gather<E: RawElement, I: IndexElement, const N: usize, const K: usize>(
+        &self,
+        data: &[E],
+        idx: &[I],
+        out: &mut [MaybeUninit<E>],
+        scratch: &mut Scratch,
+    ) -> Result<(), (usize, i64)> {
+        // Compile-time lengths when known; `run` picked N and K to match the layout.
+        let k = known_or(K, self.dims.len());
+        let len = known_or(N, self.slice_len);
+        let dims = &self.dims[..k];
+        let Scratch {
+            components,
+            staging,
+        } = scratch;
+        // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
+        let block_tuples = INDEX_BLOCK / k;
+        let bad_in = |block: usize, idx_block: &[I]| {
+            let (p, value) = first_bad_component(idx_block, dims);
+            (block * block_tuples * k + p, value)
+        };
+        if len == 0 {
+            // Empty slices: nothing to copy, but the index values are still checked.
+            for (b, idx_block) in idx.chunks(block_tuples * k).enumerate() {
+                if !components.copy_resolved::<I, K>(idx_block, dims).1 {
+                    return Err(bad_in(b, idx_block));
+                }
+            }
+            return Ok(());
+        }
+        // Cannot panic: a run's slices all lie in data[base..base + span] (the plan sized data as
+        // batches * outer * span), so this one check covers the copy loops.
+        let batch = &data[self.base..self.base + self.span];
+        let blocks = idx
+            .chunks(block_tuples * k)
+            .zip(out.chunks_mut(block_tuples * len));
+        for (b, (idx_block, out_block)) in blocks.enumerate() {
+            let (tuples, ok) = components.copy_resolved::<I, K>(idx_block, dims);
+            if !ok {
+                return Err(bad_in(b, idx_block));
+            }
+            let first = b * block_tuples;
+            if self.stream {
+                self.gather_in_range::<E, I, N, K, true>(
+                    batch, idx, first, tuples, out_block, staging,
+                );
+            } else {
+                self.gather_in_range::<E, I, N, K, false>(
+                    batch, idx, first, tuples, out_block, staging,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies the slices of tuples `first..` of the run, whose components are the positions
+    /// `tuples` (each in range), from `batch` into `out_block`; with `STREAM`, the output is
+    /// written with non-temporal stores, small slices through `staging` (present whenever
+    /// `STREAM` and `N != 0`). `idx` (the caller's) only guides prefetches.
+    #[inline(always)]
+    pub(super) fn gather_in_range<
+        E: RawElement,
+        I: IndexElement,
+        const N: usize,
+        const K: usize,
+        const STREAM: bool,
+    >(
+        &self,
+        batch: &[E],
+        idx: &[I],
+        first: usize,
+        tuples: &[usize],
+        out_block: &mut [MaybeUninit<E>],
+        staging: &mut Option<Staging>,
+    ) {
+        let Some(staging) = staging.as_mut().filter(|_| STREAM && N != 0) else {
+            return self.copy_tuples::<E, I, N, K, STREAM>(batch, idx, first, tuples, out_block);
+        };
+        let k = known_or(K, self.dims.len());
+        // Small slices are gathered into an L1 buffer, which then goes out in whole lines.
+        let buffer = staging.elements::<E>();
+        // Not zero: N <= 16 elements of at most 16 bytes is far less than the buffer.
+        let per_piece = buffer.len() / N;
+        let pieces = tuples
+            .chunks(per_piece * k)
+            .zip(out_block.chunks_mut(per_piece * N));
+        for (p, (tuples_piece, out_piece)) in pieces.enumerate() {
+            let staged = &mut buffer[..out_piece.len()];
+            let piece_first = first + p * per_piece;
+            self.copy_tuples::<E, I, N, K, false>(batch, idx, piece_first, tuples_piece, staged);
+            stream_copy(out_piece, staged);
+        }
+    }
+
+    /// [`Self::gather_in_range`]'s copy loop; with `STREAM`, each slice is streamed on its own.
+    #[inline(always)]
+    fn copy_tuples<
+        E: RawElement,
+        I: IndexElement,
+        const N: usize,
+        const K: usize,
+        const STREAM: bool,
+    >(
+        &self,
+        batch: &[E],
+        idx: &[I],
+        first: usize,
+        tuples: &[usize],
+        out_block: &mut [MaybeUninit<E>],
+    ) {
+        let k = known_or(K, self.dims.len());
+        let len = known_or(N, self.slice_len);
+        let strides = &self.strides[..k];
+        let stride0 = strides[0];
+        // Cannot underflow: a tuple with every component in range exists (this block), so no
+        // dimension is empty and batch.len() = product of dims * len >= len.
+        let last_offset = batch.len() - len;
+        let ahead = self.ahead_tuples;
+        let pairs = tuples.chunks_exact(k).zip(out_block.chunks_exact_mut(len));
+        for (i, (tuple, slice_out)) in (first..).zip(pairs) {
+            // A hint only (a prefetch never faults and addresses nothing), and the tuple ahead
+            // is not resolved yet: its offset is clamped into the batch.
+            let at = (i + ahead) * k;
+            if let Some(tuple_ahead) = idx.get(at..at + k) {
+                let mut offset = (tuple_ahead[0].to_i64() as usize).wrapping_mul(stride0);
+                for j in 1..k {
+                    let v = tuple_ahead[j].to_i64() as usize;
+                    offset = offset.wrapping_add(v.wrapping_mul(strides[j]));
+                }
+                prefetch_range_in(batch, offset.min(last_offset), len);
+            }
+            let mut offset = tuple[0] * stride0;
+            for j in 1..k {
+                offset += tuple[j] * strides[j];
+            }
+            debug_assert!(offset <= last_offset);
+            // SAFETY: every position is below its dimension (`Components::copy_resolved`, and no
+            // dimension is empty as this block's tuples were all in range), so offset <=
+            // sum((dims[j] - 1) * strides[j]) = batch.len() - len: the slice lies in `batch`.
+            let slice = unsafe { batch.get_unchecked(offset..offset + len) };
+            if STREAM {
+                stream_copy(slice_out, as_uninit(slice));
+            } else {
+                slice_out.copy_from_slice(as_uninit(slice));
+            }
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! Gathers of whole slices: GatherND (each index tuple, the last dimension of `indices`, selects
+//! a contiguous slice of `data` within its batch) and Gather (one-component tuples that every
+//! position before the axis reuses). Slices are laid out one after another in output order.
+//!
+//! Output memory is `[batches * outer * tuples_per_batch, slice_len]` row-major for every flavor
+//! and version: they differ only in how they *name* the output shape.
+//!
+//! [`batch_run`] copies one (batch, outer position) run; [`reuse`] copies many outer positions
+//! that share a batch's few indices.
+
+mod batch_run;
+mod reuse;
+
+use crate::kernels::parallel::split_units;
+use crate::kernels::resolve::{Components, INDEX_BLOCK};
+use crate::kernels::stream::{stream_fence, Staging, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES};
+use crate::kernels::{known_or, BadIndex, Kernel};
+use crate::repr::IndexElement;
+use crate::repr::RawElement;
+use crate::shape::{saturating_product, Dims};
+use crate::threads::Parallel;
+use batch_run::{BatchRun, Scratch};
+use std::mem::MaybeUninit;
+
+/// The flattened traversal of a gather of whole slices: GatherND, and Gather (one-component
+/// tuples whose indices every *outer* position reuses).
+///
+/// Tuples run in output order: batch, outer position, tuple. A run is the tuples of one (batch,
+/// outer) pair; it reads its batch's indices and addresses `run_span` elements of data.
+#[derive(Clone, Debug)]
+pub(crate) struct SliceKernel {
+    /// Product of the `b` batch dimensions.
+    batches: usize,
+    /// Positions per batch that share the batch's indices: 1 for GatherND; for Gather, the
+    /// product of the data dimensions between the batch dimensions and the axis.
+    outer: usize,
+    /// Index tuples per batch: product of `indices.shape[b..q-1]` (GatherND) or of
+    /// `indices.shape[b..]` (Gather).
+    tuples_per_batch: usize,
+    /// Data elements per batch: product of `data.shape[b..]`.
+    batch_stride: usize,
+    /// Data elements between outer positions, and what one run addresses: `batch_stride` for
+    /// GatherND; `data.shape[axis] * slice_len` for Gather.
+    run_span: usize,
+    /// `data.shape[b..b+k]`: the ranges the tuple components are checked against.
+    tuple_dims: Dims,
+    /// Data strides of those dimensions.
+    tuple_strides: Dims,
+    /// Elements per gathered slice: product of `data.shape[b+k..]`.
+    slice_len: usize,
+}
+
+impl SliceKernel {
+    /// The traversal for validated shapes: `b < min(q, r)`, equal batch dimensions and
+    /// `1 <= k <= r - b`.
+    pub(crate) fn new(
+        data_shape: &[usize],
+        indices_shape: &[usize],
+        batch_dims: usize,
+    ) -> SliceKernel {
+        // Cannot panic: the conditions above (checked by the plan) keep every slice in range.
+        let b = batch_dims;
+        let q = indices_shape.len();
+        let k = indices_shape[q - 1];
+        let slice_len = saturating_product(&data_shape[b + k..]);
+        let mut tuple_dims = Dims::new();
+        let mut tuple_strides = Dims::new();
+        let mut stride = slice_len;
+        for &d in data_shape[b..b + k].iter().rev() {
+            tuple_dims.push(d);
+            tuple_strides.push(stride);
+            stride = stride.saturating_mul(d);
+        }
+        tuple_dims.as_mut_slice().reverse();
+        tuple_strides.as_mut_slice().reverse();
+        let batch_stride = saturating_product(&data_shape[b..]);
+        SliceKernel {
+            batches: saturating_product(&data_shape[..b]),
+            outer: 1,
+            tuples_per_batch: saturating_product(&indices_shape[b..q - 1]),
+            batch_stride,
+            run_span: batch_stride,
+            tuple_dims,
+            tuple_strides,
+            slice_len,
+        }
+    }
+
+    /// The traversal of a Gather (ONNX, or OpenVINO with `batch_dims`) along `axis`, for
+    /// validated shapes: `b <= axis < r`, `b <= q`, equal batch dimensions.
+    pub(crate) fn take(
+        data_shape: &[usize],
+        indices_shape: &[usize],
+        axis: usize,
+        batch_dims: usize,
+    ) -> SliceKernel {
+        // Cannot panic: b <= axis < r and b <= q (checked by the plan).
+        let b = batch_dims;
+        let slice_len = saturating_product(&data_shape[axis + 1..]);
+        let axis_size = data_shape[axis];
+        let mut tuple_dims = Dims::new();
+        let mut tuple_strides = Dims::new();
+        tuple_dims.push(axis_size);
+        tuple_strides.push(slice_len);
+        SliceKernel {
+            batches: saturating_product(&data_shape[..b]),
+            outer: saturating_product(&data_shape[b..axis]),
+            tuples_per_batch: saturating_product(&indices_shape[b..]),
+            batch_stride: saturating_product(&data_shape[b..]),
+            run_span: axis_size.saturating_mul(slice_len),
+            tuple_dims,
+            tuple_strides,
+            slice_len,
+        }
+    }
+
+    /// Tuples in output order (every outer position counts its batch's tuples again).
+    fn tuples(&self) -> usize {
+        self.batches
+            .saturating_mul(self.outer)
+            .saturating_mul(self.tuples_per_batch)
+    }
+}
+
+impl Kernel for SliceKernel {
+    /// The number of tuples and the bytes each moves, for choosing a thread count.
+    fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
+        (
+            self.tuples(),
+            self.slice_len
+                .saturating_mul(2 * element_size)
+                .saturating_add(self.tuple_dims.len() * index_size),
+        )
+    }
+
+    /// Gathers every tuple's slice. Index values are checked even when slices are empty. On a bad
+    /// index the tuples before it (in the single-threaded order) are written and the rest of the
+    /// output is unspecified.
+    fn run<E: RawElement, I: IndexElement>(
+        &self,
+        data: &[E],
+        indices: &[I],
+        out: &mut [MaybeUninit<E>],
+        par: Parallel,
+    ) -> Result<(), BadIndex> {
+        // Small slices get a copy of compile-time length (a few moves instead of a memcpy call);
+        // the common tuple lengths (1 for lookups, 2 and 3 for points) a compile-time loop.
+        // The trade-off, measured: these arms are most of the library's code (GatherND's kernels
+        // are 0.84 MB of a 1.84 MB shared library), and every one that was tried without pays
+        // for its share; e.g. without the 8- and 16-element arms (265 KB) 1M tuples of 8 f32
+        // took 1.63x as long, of 16 f32 1.53x, 100k of 8 f32 1.78x, and 8 f32 with 2-component
+        // tuples 1.10x. Kernel speed is what users pick gatherkit for; 1.8 MB is the price.
+        match (self.tuple_dims.len(), self.slice_len) {
+            (1, 1) => self.run_with::<E, I, 1, 1>(data, indices, out, par),
+            (1, 2) => self.run_with::<E, I, 2, 1>(data, indices, out, par),
+            (1, 3) => self.run_with::<E, I, 3, 1>(data, indices, out, par),
+            (1, 4) => self.run_with::<E, I, 4, 1>(data, indices, out, par),
+            (1, 8) => self.run_with::<E, I, 8, 1>(data, indices, out, par),
+            (1, 16) => self.run_with::<E, I, 16, 1>(data, indices, out, par),
+            (1, _) => self.run_with::<E, I, 0, 1>(data, indices, out, par),
+            (2, 1) => self.run_with::<E, I, 1, 2>(data, indices, out, par),
+            (3, 1) => self.run_with::<E, I, 1, 3>(data, indices, out, par),
+            (_, 1) => self.run_with::<E, I, 1, 0>(data, indices, out, par),
+            (_, 2) => self.run_with::<E, I, 2, 0>(data, indices, out, par),
+            (_, 3) => self.run_with::<E, I, 3, 0>(data, indices, out, par),
+            (_, 4) => self.run_with::<E, I, 4, 0>(data, indices, out, par),
+            (_, 8) => self.run_with::<E, I, 8, 0>(data, indices, out, par),
+            (_, 16) => self.run_with::<E, I, 16, 0>(data, indices, out, par),
+            _ => self.run_with::<E, I, 0, 0>(data, indices, out, par),
+        }
+    }
+}
+
+impl SliceKernel {
+    /// The loop for slices of `N` elements and tuples of `K` components (0: known only at run
+    /// time, `slice_len` and `tuple_dims.len()`).
+    #[inline(always)]
+    fn run_with<E: RawElement, I: IndexElement, const N: usize, const K: usize>(
+        &self,
+        data: &[E],
+        indices: &[I],
+        out: &mut [MaybeUninit<E>],
+        par: Parallel,
+    ) -> Result<(), BadIndex> {
+        let tuples = self.tuples();
+        if tuples == 0 {
+            // No output, but index values are still checked (GatherND always did; Gather with an
+            // empty outer dimension as ONNX Runtime does): one pass over every batch's tuples.
+            return match self.outer {
+                0 => self.check_only::<I, K>(indices),
+                _ => Ok(()),
+            };
+        }
+        let len = known_or(N, self.slice_len);
+        // Whole slices of at least a few cache lines go straight to memory when the output is
+        // too large to stay in cache anyway.
+        let slice_bytes = len * std::mem::size_of::<E>();
+        // Small slices of compile-time length are streamed through an L1 staging buffer.
+        let stream = (N != 0 || slice_bytes >= STREAM_MIN_SLICE_BYTES)
+            && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES;
+        // Prefetch whole slices, far enough ahead to cover a memory latency: 64 tuples for small
+        // slices, fewer (at least the next one) when slices are large.
+        let ahead_tuples = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
+        let k = known_or(K, self.tuple_dims.len());
+        // Cannot panic: `run` picks K only when it equals tuple_dims.len() (= tuple_strides.len()).
+        let dims = &self.tuple_dims.as_slice()[..k];
+        let strides = &self.tuple_strides.as_slice()[..k];
+        split_units(out, tuples, len, par, |range, chunk| {
+            let mut scratch = Scratch {
+                components: Components::new(),
+                staging: (stream && N != 0).then(Staging::new),
+            };
+            // Tuples run a (batch, outer) pair at a time (two divisions per run, not per
+            // tuple). Cannot panic or divide by zero: tuples > 0 implies tuples_per_batch > 0
+            // and outer > 0; the runs partition `range`, whose indices and output lengths
+            // `split_units` and the plan guarantee.
+            let mut t = range.start;
+            let mut rest = chunk;
+            while t < range.end {
+                let run = BatchRun {
+                    base: 0,
+                    span: self.run_span,
+                    slice_len: len,
+                    dims,
+                    strides,
+                    ahead_tuples,
+                    stream,
+                };
+                // A batch whose tuples fit one index block and that several outer positions
+                // reuse (Gather along a late axis with few indices): the per-run work (reading
+                // and resolving the indices) would cost more than the copies, so it is done
+                // once per batch and task, and each outer position only copies.
+                if self.outer > 1 && self.tuples_per_batch * k <= INDEX_BLOCK && len > 0 {
+                    let (done, tail) = self.gather_reusing_batch::<E, I, N, K>(
+                        run,
+                        data,
+                        indices,
+                        t..range.end,
+                        std::mem::take(&mut rest),
+                        &mut scratch,
+                    )?;
+                    t = done;
+                    rest = tail;
+                    continue;
+                }
+                let pair = t / self.tuples_per_batch;
+                let (batch, outer) = (pair / self.outer, pair % self.outer);
+                let first = t - pair * self.tuples_per_batch;
+                let run_end = ((pair + 1) * self.tuples_per_batch).min(range.end);
+                let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
+                rest = tail;
+                // The batch's indices, from this run's first tuple.
+                let at = batch * self.tuples_per_batch + first;
+                let run = BatchRun {
+                    base: batch * self.batch_stride + outer * self.run_span,
+                    ..run
+                };
+                let idx = &indices[at * k..(at + run_end - t) * k];
+                run.gather::<E, I, N, K>(data, idx, part, &mut scratch)
+                    .map_err(|(p, value)| BadIndex {
+                        position: at * k + p,
+                        value,
+                    })?;
+                t = run_end;
+            }
+            if stream {
+                stream_fence();
+            }
+            Ok(())
+        })
+    }
+}
+/// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
+/// latency at the rate small slices are copied.
+const PREFETCH_TUPLES: usize = 64;
+
+/// Bytes of slices prefetched ahead when slices are large (a few memory latencies' worth of
+/// copying; tried on W6 and W8).
+const PREFETCH_BYTES: usize = 8 << 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_flattens_batches_tuples_and_slices() {
+        // data [2, 3, 4, 5], indices [2, 7, 2], b = 1: tuples index dims 1 and 2, slices of 5.
+        let l = SliceKernel::new(&[2, 3, 4, 5], &[2, 7, 2], 1);
+        assert_eq!(
+            (l.batches, l.tuples_per_batch, l.batch_stride, l.slice_len),
+            (2, 7, 60, 5)
+        );
+        assert_eq!(l.tuple_dims.as_slice(), &[3, 4]);
+        assert_eq!(l.tuple_strides.as_slice(), &[20, 5]);
+    }
+}

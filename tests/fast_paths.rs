@@ -6,18 +6,21 @@
 //! least 512 KiB), with one group (split by columns) and several, tiles widened to 256 bytes a
 //! row, and tail tiles; the strided-rows loop with and without next-row prefetch; GatherND's
 //! fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64
-//! tuples), the 256-tuple range-check blocks, and streamed output (>= 8 MiB): large slices
-//! (>= 256 bytes each) directly, small fixed ones through the staging buffer.
+//! tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices
+//! (>= 256 bytes each) directly, small fixed ones through the staging buffer. Gather's two paths
+//! on the same kernel: the general one, and the one that resolves a batch's indices once for
+//! every outer position (outer > 1, at most 256 indices per batch), split across tasks in the
+//! middle of a batch, streamed or not, and its first bad index whatever the split.
 
 #[path = "common/hosts.rs"]
 mod hosts;
 use hosts::executors;
 
 use gatherkit::{
-    gather_elements_to_vec, gather_nd_to_vec, Complex, DType, Element, ElementsTraversal,
-    GatherElements, IndexElement, Options, TensorDesc, TensorRef,
+    gather_elements_to_vec, gather_nd_to_vec, gather_to_vec, Complex, DType, Element,
+    ElementsTraversal, Flavor, GatherElements, IndexElement, Options, TensorDesc, TensorRef,
 };
-use gatherkit_testkit::{count, reference, Rng};
+use gatherkit_testkit::{coords, count, reference, Rng};
 
 /// An index value known to be in range, as an offset into its dimension.
 fn resolve(v: i64, size: usize) -> usize {
@@ -282,10 +285,10 @@ fn gather_nd_fixed_and_general_slice_lengths() {
 
 #[test]
 fn gather_nd_streams_small_slices_through_a_staging_buffer() {
-    // 4-float slices into 9.6 MB of output: the staged, streamed path (fixed slice length,
-    // output >= 8 MiB). 600,001 tuples end in a partial staging piece; one block with negative
+    // 4-float slices into 17.6 MB of output: the staged, streamed path (fixed slice length,
+    // output >= 16 MiB). 1,100,001 tuples end in a partial staging piece; one block with negative
     // spellings takes the checking path mid-call; a late bad index is still reported exactly.
-    let (rows, len, tuples) = (1000usize, 4usize, 600_001usize);
+    let (rows, len, tuples) = (1000usize, 4usize, 1_100_001usize);
     let mut rng = Rng::new(5);
     let mut indices: Vec<i64> = (0..tuples)
         .map(|_| resolve(rng.index(rows), rows) as i64)
@@ -466,6 +469,275 @@ fn gather_nd_checks_blocks_of_tuples_at_once() {
 
 #[test]
 fn gather_nd_streamed_large_slices() {
-    // 100 f32 (400 bytes) per slice x 21000 tuples = 8.4 MB of output: streamed.
-    check_nd(100, 300, 21000);
+    // 100 f32 (400 bytes) per slice x 42000 tuples = 16.8 MB of output: streamed.
+    check_nd(100, 300, 42000);
+}
+
+/// `options` for a Gather with `b` batch dimensions: OpenVINO Gather-8 has them, ONNX does not.
+fn gather_options(options: Options, b: usize) -> Options {
+    if b == 0 {
+        return options;
+    }
+    Options {
+        flavor: Flavor::OpenVino,
+        opset: 8,
+        ..options
+    }
+}
+
+/// The chunk boundaries of `tuples` split into 2, 3 and 4 tasks (the split `split_units` makes:
+/// contiguous ranges of ceil(tuples / n)), as the first tuple of the second chunk.
+fn second_chunk_starts(tuples: usize) -> [usize; 3] {
+    [2, 3, 4].map(|n| tuples.div_ceil(n))
+}
+
+/// Gather along `axis` with `b` batch dimensions of random indices (negative spellings mixed in;
+/// int32 when `narrow`), compared with the testkit's reference on every executor (`counts`
+/// threads of gatherkit's pool, and the host pools, 3 and 4 tasks at once).
+fn check_gather<T: Element + PartialEq + std::fmt::Debug>(
+    value: impl Fn(u64) -> T,
+    data_shape: &[usize],
+    indices_shape: &[usize],
+    axis: usize,
+    b: usize,
+    narrow: bool,
+    counts: &[usize],
+) {
+    let seed = (count(data_shape) * 31 + count(indices_shape) * 7 + axis) as u64;
+    let mut rng = Rng::new(seed);
+    let data: Vec<T> = (0..count(data_shape) as u64).map(value).collect();
+    let size = data_shape[axis];
+    let indices: Vec<i64> = (0..count(indices_shape)).map(|_| rng.index(size)).collect();
+    let narrowed: Vec<i32> = indices.iter().map(|&v| v as i32).collect();
+    let want = reference::gather(&data, data_shape, &indices, indices_shape, axis as i64, b)
+        .expect("indices in range");
+    let want_shape = reference::gather_output_shape(data_shape, indices_shape, axis as i64, b);
+    for (threads, options) in executors(counts) {
+        let options = gather_options(options, b);
+        let data = TensorRef::new(data_shape, &data);
+        let got = if narrow {
+            let indices = TensorRef::new(indices_shape, &narrowed);
+            gather_to_vec(data, indices, axis as i64, b as i64, &options)
+        } else {
+            let indices = TensorRef::new(indices_shape, &indices);
+            gather_to_vec(data, indices, axis as i64, b as i64, &options)
+        };
+        let (shape, out) = got.unwrap_or_else(|e| panic!("{threads}: {}", e.message()));
+        assert_eq!(shape, want_shape, "{threads}");
+        let first_wrong = out.iter().zip(&want).position(|(g, w)| g != w);
+        assert!(
+            out.len() == want.len() && first_wrong.is_none(),
+            "data {data_shape:?}, indices {indices_shape:?}, axis {axis}, b {b}, {threads}: element {first_wrong:?} differs"
+        );
+    }
+}
+
+#[test]
+fn gather_reuses_a_batchs_indices_across_outer_positions() {
+    // Outer > 1 and few indices per batch: each batch's indices are resolved once per task, and
+    // every outer position copies from them. Large enough for 2 to 4 tasks (>= 1 MiB of work
+    // each), whose chunks start in the middle of a batch and of an outer position's run: with
+    // no batch dimensions (one batch of 6247 outer positions x 21 indices), and with one (5
+    // batches of 1201 x 35; 5, 1201 and 35 leave every split mid-run).
+    for (data_shape, indices_shape, axis, b) in [
+        (&[6247usize, 9, 3][..], &[3usize, 7][..], 1, 0),
+        (&[5, 1201, 11, 3], &[5, 5, 7], 2, 1),
+    ] {
+        let tpb = count(&indices_shape[b..]);
+        let tuples = count(&data_shape[..axis]) * tpb;
+        for start in second_chunk_starts(tuples) {
+            assert_ne!(start % tpb, 0, "{data_shape:?}: a split at a run boundary");
+        }
+        check_gather(
+            |x| x as f32,
+            data_shape,
+            indices_shape,
+            axis,
+            b,
+            false,
+            &[1, 2, 3, 4],
+        );
+        check_gather(
+            |x| x as u16,
+            data_shape,
+            indices_shape,
+            axis,
+            b,
+            true,
+            &[1, 2],
+        );
+    }
+}
+
+#[test]
+fn gather_reuse_path_slice_lengths_and_batch_sizes() {
+    // Every compile-time slice length (1, 2, 3, 4, 8, 16) and run-time ones (5, 17) behind
+    // batches of 1, 13 and 256 indices (the most one index block holds), with 3 and 7 outer
+    // positions (odd tails of the prefetch distance, 64 tuples, in each run).
+    for len in [1, 2, 3, 4, 5, 8, 16, 17] {
+        for (outer, indices_shape) in [(3, &[][..]), (7, &[13][..]), (3, &[16, 16][..])] {
+            check_gather(
+                |x| x as u32,
+                &[outer, 11, len],
+                indices_shape,
+                1,
+                0,
+                false,
+                &[1, 2],
+            );
+            check_gather(
+                |x| x as u8,
+                &[2, outer, 11, len],
+                &[2, 13],
+                2,
+                1,
+                true,
+                &[1],
+            );
+        }
+    }
+    // A scalar index along the last axis: one-element slices, one per outer position.
+    check_gather(|x| x, &[999, 5], &[], 1, 0, false, &[1, 2]);
+    // Batch dimensions up to the axis (b = axis: one outer position, the general path) and up to
+    // the indices' rank (b = q: one index per batch).
+    check_gather(|x| x as f64, &[4, 3, 9, 5], &[4, 3, 6], 2, 2, false, &[1]);
+    check_gather(|x| x as f64, &[4, 3, 9, 5], &[4], 2, 1, true, &[1]);
+}
+
+#[test]
+fn gather_general_path_slice_lengths() {
+    // One outer position (axis 0): compile-time and run-time slice lengths, 150 indices past the
+    // prefetch distance and tails after it; then outer > 1 with one index more per batch than
+    // the reusing path takes (257), and large enough to split: chunks in the middle of a run.
+    for len in [1, 2, 3, 4, 5, 8, 16, 17] {
+        check_gather(|x| x as f32, &[50, len], &[150], 0, 0, false, &[1, 2]);
+        check_gather(|x| x as u16, &[50, len], &[10, 15], 0, 0, true, &[1]);
+    }
+    check_gather(|x| x as u32, &[41, 50, 5], &[257], 1, 0, false, &[1, 2]);
+    check_gather(
+        |x| x as u32,
+        &[3, 41, 50, 5],
+        &[3, 257],
+        2,
+        1,
+        true,
+        &[1, 2],
+    );
+    check_gather(
+        |x| x as f32,
+        &[5000, 7],
+        &[300, 301],
+        0,
+        0,
+        false,
+        &[1, 2, 3, 4],
+    );
+    check_gather(
+        |x| x as f32,
+        &[3, 1000, 7],
+        &[3, 11, 1001],
+        1,
+        1,
+        true,
+        &[1, 2, 3, 4],
+    );
+}
+
+#[test]
+fn gather_streams_outputs_of_16_mib_and_more() {
+    // f32 outputs just over 16 MiB: small compile-time slices (4 floats) through the staging
+    // buffer and large ones (70 and 100 floats, >= 256 bytes) directly, on the reusing path
+    // (outer > 1, at most 256 indices) and on the general one (axis 0; and outer > 1 with more
+    // than 256 indices). Every split starts its second chunk in the middle of a run.
+    check_gather(
+        |x| x as f32,
+        &[4199, 13, 4],
+        &[250],
+        1,
+        0,
+        false,
+        &[1, 2, 3],
+    );
+    check_gather(|x| x as f32, &[2001, 13, 70], &[30], 1, 0, true, &[1, 2, 3]);
+    check_gather(
+        |x| x as f32,
+        &[1000, 4],
+        &[1_048_577],
+        0,
+        0,
+        true,
+        &[1, 2, 3],
+    );
+    check_gather(
+        |x| x as f32,
+        &[300, 100],
+        &[42_001],
+        0,
+        0,
+        false,
+        &[1, 2, 3],
+    );
+    check_gather(|x| x as f32, &[4097, 9, 1], &[1025], 1, 0, false, &[1, 2]);
+}
+
+/// Gather (b batch dimensions) with two bad values around the start of the second chunk of each
+/// split into 2, 3 and 4 tasks: one at the tuple before it, in the same batch, and one at its
+/// first tuple. A chunk that checks indices only from its own first tuple meets the later one;
+/// the report must still be the first bad value in row-major order, for every executor.
+fn check_first_bad_across_splits(
+    data_shape: &[usize],
+    indices_shape: &[usize],
+    axis: usize,
+    b: usize,
+) {
+    let data: Vec<f64> = (0..count(data_shape)).map(|x| x as f64).collect();
+    let size = data_shape[axis];
+    let mut rng = Rng::new(3);
+    let mut indices: Vec<i64> = (0..count(indices_shape)).map(|_| rng.index(size)).collect();
+    let tpb = count(&indices_shape[b..]);
+    let outer = count(&data_shape[b..axis]);
+    let tuples = count(&data_shape[..axis]) * tpb;
+    let mut bad = Vec::new();
+    for start in second_chunk_starts(tuples) {
+        let (pair, first) = (start / tpb, start % tpb);
+        assert_ne!(first, 0, "{data_shape:?}: a split at a run boundary");
+        let at = (pair / outer) * tpb + first;
+        indices[at - 1] = -(size as i64) - 1;
+        indices[at] = size as i64;
+        bad.extend([at - 1, at]);
+    }
+    let first = *bad.iter().min().unwrap();
+    let at = coords(first, indices_shape);
+    let at: Vec<String> = at.iter().map(|c| c.to_string()).collect();
+    let want = format!(
+        "indices[{}] = {} is out of range",
+        at.join(", "),
+        indices[first]
+    );
+    for (threads, options) in executors(&[1, 2, 3, 4]) {
+        let e = gather_to_vec(
+            TensorRef::new(data_shape, &data),
+            TensorRef::new(indices_shape, &indices),
+            axis as i64,
+            b as i64,
+            &gather_options(options, b),
+        )
+        .unwrap_err();
+        assert!(
+            e.message().contains(&want),
+            "{data_shape:?} {threads}: {} (want {want})",
+            e.message()
+        );
+    }
+}
+
+#[test]
+fn gather_reports_the_first_bad_index_whatever_the_split() {
+    // The reusing path (each chunk resolves its batch's indices, those before its first tuple
+    // included) without and with batch dimensions, and the general path (more than 256 indices
+    // per batch: a chunk reads them from its first tuple on). f64 data, so that every split
+    // gets its tasks (>= 1 MiB of work each).
+    check_first_bad_across_splits(&[6247, 9, 3], &[3, 7], 1, 0);
+    check_first_bad_across_splits(&[5, 1201, 11, 3], &[5, 5, 7], 2, 1);
+    check_first_bad_across_splits(&[5, 5, 40, 40], &[5, 301], 2, 1);
 }

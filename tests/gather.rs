@@ -299,15 +299,35 @@ fn openvino_spec_examples() {
     );
 }
 
-/// One error row: the call, the status and fragments its message must contain.
-fn check_error<I: IndexElement>(
-    name: &str,
-    data_shape: &[usize],
+/// Index values of either index type (int32 rows check that its values are read as such).
+#[derive(Clone, Copy, Debug)]
+enum Indices {
+    I64(&'static [usize], &'static [i64]),
+    I32(&'static [usize], &'static [i32]),
+}
+
+/// One error row: name, data shape, indices, (axis, batch_dims), options, the status and
+/// fragments its message must contain.
+type ErrorRow = (
+    &'static str,
+    &'static [usize],
+    Indices,
+    (i64, i64),
+    Options,
+    Status,
+    &'static [&'static str],
+);
+
+fn check_error(row: &ErrorRow) {
+    match row.2 {
+        Indices::I64(shape, values) => check_error_with(row, (shape, values)),
+        Indices::I32(shape, values) => check_error_with(row, (shape, values)),
+    }
+}
+
+fn check_error_with<I: IndexElement>(
+    &(name, data_shape, _, (axis, batch_dims), options, status, fragments): &ErrorRow,
     indices: (&[usize], &[I]),
-    (axis, batch_dims): (i64, i64),
-    options: Options,
-    status: Status,
-    fragments: &[&str],
 ) {
     let data = vec![0f32; count(data_shape)];
     let e = gather_to_vec(
@@ -331,127 +351,138 @@ fn check_error<I: IndexElement>(
 #[test]
 fn errors_name_argument_value_and_range() {
     use Status::*;
-    let i2 = (&[2usize][..], &[0i64, 1][..]);
-    check_error(
-        "opset 0 is newest; ONNX opset below 1",
-        &[3],
-        i2,
-        (0, 0),
-        onnx(-1),
-        UnsupportedVersion,
-        &["Gather version -1"],
-    );
-    check_error(
-        "OpenVINO before 8",
-        &[3],
-        i2,
-        (0, 0),
-        Options::openvino(7),
-        UnsupportedVersion,
-        &["version 7", "first is 8"],
-    );
-    check_error(
-        "rank-0 data",
-        &[],
-        i2,
-        (0, 0),
-        onnx(13),
-        InvalidRank,
-        &["Gather-13: data has rank 0"],
-    );
-    check_error(
-        "axis too large",
-        &[3, 4],
-        i2,
-        (2, 0),
-        onnx(13),
-        InvalidAttribute,
-        &["axis 2 is out of range [-2, 1] for rank 2"],
-    );
-    check_error(
-        "axis too small",
-        &[3, 4],
-        i2,
-        (-3, 0),
-        onnx(11),
-        InvalidAttribute,
-        &["Gather-11: axis -3"],
-    );
-    check_error(
-        "ONNX batch_dims",
-        &[3, 4],
-        i2,
-        (1, 1),
-        onnx(13),
-        InvalidAttribute,
-        &["batch_dims is 1", "must be 0"],
-    );
-    check_error(
-        "batch_dims above axis",
-        &[2, 4],
-        i2,
-        (0, 1),
-        ov(),
-        InvalidAttribute,
-        &["batch_dims 1 is out of range", "[0, 0]"],
-    );
-    check_error(
-        "batch_dims below -q",
-        &[2, 4],
-        i2,
-        (1, -2),
-        ov(),
-        InvalidAttribute,
-        &["batch_dims -2"],
-    );
-    check_error(
-        "batch dims differ",
-        &[3, 4],
-        (&[2], &[0i64, 1]),
-        (1, 1),
-        ov(),
-        ShapeMismatch,
-        &["batch dimension 0 differs: indices.shape[0] = 2 but data.shape[0] = 3"],
-    );
-    check_error("out of range", &[3, 4], (&[2, 2], &[0i64, 1, 2, 3]), (0, 0), onnx(13), IndexOutOfBounds, &["Gather-13: indices[1, 1] = 3 is out of range; allowed is [-3, 2] for data.shape[0] = 3"]);
-    check_error(
-        "negative out of range",
-        &[3, 4],
-        (&[3], &[0i32, -5, 9]),
-        (1, 0),
-        onnx(1),
-        IndexOutOfBounds,
-        &["Gather-1: indices[1] = -5", "[-4, 3] for data.shape[1] = 4"],
-    );
-    check_error(
-        "empty axis",
-        &[0, 4],
-        (&[1], &[0i64]),
-        (0, 0),
-        onnx(13),
-        IndexOutOfBounds,
-        &["data.shape[0] is 0, so no index is valid"],
-    );
-    // The output is empty (a dimension before the axis is 0) but the index is still checked,
-    // as ONNX Runtime checks every index before it copies.
-    check_error(
-        "empty outer",
-        &[0, 4],
-        (&[1], &[7i64]),
-        (1, 0),
-        onnx(13),
-        IndexOutOfBounds,
-        &["indices[0] = 7"],
-    );
-    check_error(
-        "OpenVINO errors instead of zero-filling",
-        &[5],
-        (&[3], &[3i64, 10, -20]),
-        (0, 0),
-        ov(),
-        IndexOutOfBounds,
-        &["Gather-8: indices[1] = 10"],
-    );
+    let i2 = Indices::I64(&[2], &[0, 1]);
+    let rows: [ErrorRow; 14] = [
+        (
+            "opset 0 is newest; ONNX opset below 1",
+            &[3],
+            i2,
+            (0, 0),
+            onnx(-1),
+            UnsupportedVersion,
+            &["Gather version -1"],
+        ),
+        (
+            "OpenVINO before 8",
+            &[3],
+            i2,
+            (0, 0),
+            Options::openvino(7),
+            UnsupportedVersion,
+            &["version 7", "first is 8"],
+        ),
+        (
+            "rank-0 data",
+            &[],
+            i2,
+            (0, 0),
+            onnx(13),
+            InvalidRank,
+            &["Gather-13: data has rank 0"],
+        ),
+        (
+            "axis too large",
+            &[3, 4],
+            i2,
+            (2, 0),
+            onnx(13),
+            InvalidAttribute,
+            &["axis 2 is out of range [-2, 1] for rank 2"],
+        ),
+        (
+            "axis too small",
+            &[3, 4],
+            i2,
+            (-3, 0),
+            onnx(11),
+            InvalidAttribute,
+            &["Gather-11: axis -3"],
+        ),
+        (
+            "ONNX batch_dims",
+            &[3, 4],
+            i2,
+            (1, 1),
+            onnx(13),
+            InvalidAttribute,
+            &["batch_dims is 1", "must be 0"],
+        ),
+        (
+            "batch_dims above axis",
+            &[2, 4],
+            i2,
+            (0, 1),
+            ov(),
+            InvalidAttribute,
+            &["batch_dims 1 is out of range", "[0, 0]"],
+        ),
+        (
+            "batch_dims below -q",
+            &[2, 4],
+            i2,
+            (1, -2),
+            ov(),
+            InvalidAttribute,
+            &["batch_dims -2"],
+        ),
+        (
+            "batch dims differ",
+            &[3, 4],
+            Indices::I64(&[2], &[0, 1]),
+            (1, 1),
+            ov(),
+            ShapeMismatch,
+            &["batch dimension 0 differs: indices.shape[0] = 2 but data.shape[0] = 3"],
+        ),
+        (
+            "out of range",
+            &[3, 4],
+            Indices::I64(&[2, 2], &[0, 1, 2, 3]),
+            (0, 0),
+            onnx(13),
+            IndexOutOfBounds,
+            &["Gather-13: indices[1, 1] = 3 is out of range; allowed is [-3, 2] for data.shape[0] = 3"],
+        ),
+        (
+            "negative out of range",
+            &[3, 4],
+            Indices::I32(&[3], &[0, -5, 9]),
+            (1, 0),
+            onnx(1),
+            IndexOutOfBounds,
+            &["Gather-1: indices[1] = -5", "[-4, 3] for data.shape[1] = 4"],
+        ),
+        (
+            "empty axis",
+            &[0, 4],
+            Indices::I64(&[1], &[0]),
+            (0, 0),
+            onnx(13),
+            IndexOutOfBounds,
+            &["data.shape[0] is 0, so no index is valid"],
+        ),
+        // The output is empty (a dimension before the axis is 0) but the index is still checked,
+        // as ONNX Runtime checks every index before it copies.
+        (
+            "empty outer",
+            &[0, 4],
+            Indices::I64(&[1], &[7]),
+            (1, 0),
+            onnx(13),
+            IndexOutOfBounds,
+            &["indices[0] = 7"],
+        ),
+        (
+            "OpenVINO errors instead of zero-filling",
+            &[5],
+            Indices::I64(&[3], &[3, 10, -20]),
+            (0, 0),
+            ov(),
+            IndexOutOfBounds,
+            &["Gather-8: indices[1] = 10"],
+        ),
+    ];
+    test_each(rows, |row| row.0, check_error);
 }
 
 #[test]
@@ -635,4 +666,28 @@ fn large_gathers_split_across_threads_give_the_same_bits_and_the_same_first_erro
             );
         }
     }
+}
+
+#[test]
+fn an_empty_output_costs_no_more_than_checking_its_indices() {
+    // A zero-size dimension after the axis: the output [2^40, 2, 0] has no elements, and only
+    // the two index values need checking. A kernel that walks every outer position before the
+    // axis (checking the same two values 2^40 times) never returns; the call runs on a thread of
+    // its own so that this test fails instead of hanging the suite.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let data: [f32; 0] = [];
+        let result = gather_to_vec(
+            TensorRef::new(&[1 << 40, 3, 0], &data),
+            TensorRef::new(&[2], &[2i64, -3]),
+            1,
+            0,
+            &onnx(13),
+        );
+        let _ = tx.send(result.map(|(shape, out)| (shape, out.len())));
+    });
+    let result = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("an empty Gather still running after 10 s");
+    assert_eq!(result.unwrap(), (vec![1 << 40, 2, 0], 0));
 }

@@ -1,8 +1,9 @@
 //! Data, indices and output placed flush against inaccessible pages (mmap + mprotect), on one
 //! side and then the other: a single byte read or written outside any buffer kills the test.
-//! Covers both operators, every element width, and every kernel path (rows, strided rows, tiled,
-//! GatherND fixed and general slice lengths, streamed slices), at 1 and 2 threads, and the error
-//! path (bad index in the last element).
+//! Covers the three operators, every element width, and every kernel path (rows, strided rows,
+//! tiled, GatherND fixed and general slice lengths, streamed slices; Gather's general and
+//! batch-reusing paths, batch_dims, scalar indices), at 1 and 2 threads, and the error path (bad
+//! index in the last element).
 
 #![cfg(unix)]
 
@@ -11,19 +12,36 @@ mod guarded;
 use guarded::{Guarded, Side};
 
 use gatherkit::{
-    gather_elements_dyn, gather_nd_dyn, DType, DynTensorMut, DynTensorRef, Options, Status,
+    gather_dyn, gather_elements_dyn, gather_nd_dyn, DType, DynTensorMut, DynTensorRef, Options,
+    Status,
 };
-use gatherkit_testkit::count;
+use gatherkit_testkit::{count, reference};
+
+/// The operator a guarded call runs, with its attributes.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Elements {
+        axis: i64,
+    },
+    Nd {
+        batch_dims: i64,
+    },
+    /// ONNX Gather, or OpenVINO Gather-8 when `batch_dims` is not 0 (only it has them).
+    Gather {
+        axis: i64,
+        batch_dims: i64,
+    },
+}
 
 /// Runs one call with all three buffers against guards on `side`; `bad_last` puts an
 /// out-of-range value in the last index. Returns the status (Ok as Status::Ok).
 #[allow(clippy::too_many_arguments)]
 fn guarded_call(
-    nd: bool,
+    op: Op,
     dtype: DType,
+    index_dtype: DType,
     data_shape: &[usize],
     indices_shape: &[usize],
-    attribute: i64,
     out_shape: &[usize],
     index_range: &dyn Fn(usize) -> i64,
     side: Side,
@@ -36,27 +54,38 @@ fn guarded_call(
         *b = (i * 31 + 7) as u8;
     }
     let n_idx = count(indices_shape);
-    let mut indices = Guarded::new(n_idx * 8, side);
+    let iw = index_dtype.size();
+    let mut indices = Guarded::new(n_idx * iw, side);
     {
         let idx = indices.bytes_mut();
         for p in 0..n_idx {
             let mut v = index_range(p);
             if bad_last && p == n_idx - 1 {
-                v = 1 << 40;
+                // Out of range in either index type (2^40 would wrap to 0 as an int32).
+                v = if iw == 8 { 1 << 40 } else { i32::MIN.into() };
             }
-            idx[p * 8..p * 8 + 8].copy_from_slice(&v.to_ne_bytes());
+            let at = &mut idx[p * iw..(p + 1) * iw];
+            if iw == 8 {
+                at.copy_from_slice(&v.to_ne_bytes());
+            } else {
+                at.copy_from_slice(&(v as i32).to_ne_bytes());
+            }
         }
     }
     let mut out = Guarded::new(count(out_shape) * w, side);
-    let options = Options::default().with_threads(threads);
+    let options = match op {
+        Op::Gather { batch_dims, .. } if batch_dims != 0 => Options::openvino(8),
+        _ => Options::default(),
+    }
+    .with_threads(threads);
     let result = {
         let d = DynTensorRef::new(dtype, data_shape, data.bytes());
-        let i = DynTensorRef::new(DType::Int64, indices_shape, indices.bytes());
+        let i = DynTensorRef::new(index_dtype, indices_shape, indices.bytes());
         let o = DynTensorMut::new(dtype, out_shape, out.bytes_mut());
-        if nd {
-            gather_nd_dyn(d, i, attribute, o, &options)
-        } else {
-            gather_elements_dyn(d, i, attribute, o, &options)
+        match op {
+            Op::Elements { axis } => gather_elements_dyn(d, i, axis, o, &options),
+            Op::Nd { batch_dims } => gather_nd_dyn(d, i, batch_dims, o, &options),
+            Op::Gather { axis, batch_dims } => gather_dyn(d, i, axis, batch_dims, o, &options),
         }
     };
     match result {
@@ -108,11 +137,11 @@ fn gather_elements_paths_stay_inside_their_buffers() {
         each_setting(|dtype, side, threads, bad_last| {
             let ctx = format!("{dtype} {data_shape:?} {indices_shape:?} axis {axis} {side:?} {threads}t bad={bad_last}");
             let status = guarded_call(
-                false,
+                Op::Elements { axis: axis as i64 },
                 dtype,
+                DType::Int64,
                 data_shape,
                 indices_shape,
-                axis as i64,
                 indices_shape,
                 &|p| (p * 7919 % (2 * size)) as i64 - size as i64,
                 side,
@@ -126,29 +155,29 @@ fn gather_elements_paths_stay_inside_their_buffers() {
 
 #[test]
 fn gather_nd_paths_stay_inside_their_buffers() {
-    // Slice lengths 1 and 4 (fixed copies), 5 (general), 300 floats x 7000 tuples (streamed:
-    // 1200-byte slices, 8.4 MB of output), 4 floats x 524289 tuples (staged and streamed: 16-byte
-    // slices, 8 MiB + 16 bytes of output).
+    // Slice lengths 1 and 4 (fixed copies), 5 (general), 300 floats x 14000 tuples (streamed:
+    // 1200-byte slices, 16.8 MB of output), 4 floats x 1048577 tuples (staged and streamed:
+    // 16-byte slices, 16 MiB + 16 bytes of output).
     let cases: [(&[usize], &[usize], &[usize]); 5] = [
         (&[40, 1], &[37, 1], &[37, 1]),
         (&[40, 4], &[37, 1], &[37, 4]),
         (&[40, 5], &[37, 1], &[37, 5]),
-        (&[50, 300], &[7000, 1], &[7000, 300]),
-        (&[40, 4], &[524289, 1], &[524289, 4]),
+        (&[50, 300], &[14000, 1], &[14000, 300]),
+        (&[40, 4], &[1048577, 1], &[1048577, 4]),
     ];
     for (data_shape, indices_shape, out_shape) in cases {
         let rows = data_shape[0];
         each_setting(|dtype, side, threads, bad_last| {
-            if (data_shape[1] == 300 || indices_shape[0] == 524289) && dtype != DType::Float {
+            if (data_shape[1] == 300 || indices_shape[0] == 1048577) && dtype != DType::Float {
                 return; // the streamed paths once are enough; they are byte-generic
             }
             let ctx = format!("{dtype} {data_shape:?} {side:?} {threads}t bad={bad_last}");
             let status = guarded_call(
-                true,
+                Op::Nd { batch_dims: 0 },
                 dtype,
+                DType::Int64,
                 data_shape,
                 indices_shape,
-                0,
                 out_shape,
                 &|p| (p * 7919 % (2 * rows)) as i64 - rows as i64,
                 side,
@@ -156,6 +185,81 @@ fn gather_nd_paths_stay_inside_their_buffers() {
                 bad_last,
             );
             expect(status, bad_last, &ctx);
+        });
+    }
+}
+
+#[test]
+fn gather_paths_stay_inside_their_buffers() {
+    // (data shape, indices shape, axis, batch_dims). The general path (outer 1, or more indices
+    // per batch than one index block) and the batch-reusing one (outer > 1, at most 256 indices
+    // per batch), each with compile-time slice lengths and run-time ones; scalar indices; batch
+    // dimensions, negative ones included; outputs without elements, whose indices are still
+    // checked; a reusing call that 2 threads split in the middle of a batch (over 2 MiB of work
+    // for every width); streamed outputs (>= 16 MiB) of large slices and of small staged ones,
+    // on both paths.
+    let cases: [(&[usize], &[usize], i64, i64); 29] = [
+        (&[40], &[37], 0, 0),
+        (&[40, 2], &[37], 0, 0),
+        (&[40, 3], &[5, 7], 0, 0),
+        (&[40, 4], &[37], 0, 0),
+        (&[40, 8], &[37], 0, 0),
+        (&[40, 16], &[37], 0, 0),
+        (&[40, 5], &[37], 0, 0),
+        (&[40, 17], &[3, 13], -2, 0),
+        (&[3, 40, 2], &[257], 1, 0),
+        (&[50, 40], &[3], 1, 0),
+        (&[33, 40, 3], &[5, 7], 1, 0),
+        (&[5, 40, 16], &[11], 1, 0),
+        (&[7, 40, 4], &[2, 9], 1, 0),
+        (&[9, 40, 7], &[256], -2, 0),
+        (&[40, 7], &[], 0, 0),
+        (&[6, 40], &[], 1, 0),
+        (&[3, 5, 40, 8], &[3, 6], 2, 1),
+        (&[3, 40, 2], &[3, 300], 1, 1),
+        (&[3, 40, 4], &[3, 2, 5], 1, -2),
+        (&[2, 3, 40, 5], &[2, 3], 2, 2),
+        (&[2, 3, 40, 5], &[2, 3], 2, -1),
+        (&[0, 40, 3], &[5], 1, 0),
+        (&[40, 0], &[37], 0, 0),
+        (&[1201, 40, 3], &[250], 1, 0),
+        (&[50, 300], &[14000], 0, 0),
+        (&[40, 4], &[1048577], 0, 0),
+        (&[2001, 40, 70], &[30], 1, 0),
+        (&[4097, 40, 4], &[256], 1, 0),
+        (&[4097, 40, 1], &[1024], 1, 0),
+    ];
+    for (data_shape, indices_shape, axis, batch_dims) in cases {
+        let r = data_shape.len() as i64;
+        let q = indices_shape.len() as i64;
+        let b = if batch_dims < 0 {
+            batch_dims + q
+        } else {
+            batch_dims
+        };
+        let out_shape = reference::gather_output_shape(data_shape, indices_shape, axis, b as usize);
+        let size = data_shape[axis.rem_euclid(r) as usize];
+        let streamed = count(&out_shape) * 4 >= 16 << 20;
+        each_setting(|dtype, side, threads, bad_last| {
+            if streamed && dtype != DType::Float {
+                return; // the streamed paths once are enough; they are byte-generic
+            }
+            for index_dtype in [DType::Int32, DType::Int64] {
+                let ctx = format!("{dtype} {data_shape:?} {indices_shape:?} axis {axis} b {batch_dims} {index_dtype} {side:?} {threads}t bad={bad_last}");
+                let status = guarded_call(
+                    Op::Gather { axis, batch_dims },
+                    dtype,
+                    index_dtype,
+                    data_shape,
+                    indices_shape,
+                    &out_shape,
+                    &|p| (p * 7919 % (2 * size)) as i64 - size as i64,
+                    side,
+                    threads,
+                    bad_last,
+                );
+                expect(status, bad_last, &ctx);
+            }
         });
     }
 }

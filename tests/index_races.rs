@@ -2,9 +2,11 @@
 //! result, but neither may make gatherkit read outside `data`: every index value that decides an
 //! address must be read from caller memory once, checked and used from that one read.
 //!
-//! - Another thread rewrites index values during calls, on every kernel path, with `data` flush
-//!   against inaccessible pages: a value checked on one read and used from a second would fault.
-//!   Run in a child process, so that a crash is reported as this test's failure.
+//! - Another thread rewrites index values during calls, on every kernel path of the three
+//!   operators (Gather's: the general one and the one that resolves a batch's indices once for
+//!   every outer position), with `data` flush against inaccessible pages: a value checked on one
+//!   read and used from a second would fault. Run in a child process, so that a crash is
+//!   reported as this test's failure.
 //! - The output shares physical pages with the indices (one `memfd` mapped twice, so the
 //!   addresses differ and no overlap check can see it), placed so that each output element
 //!   overwrites an index the call has not used yet with an out-of-range value: a second read of
@@ -30,9 +32,29 @@ fn side(flush_back: bool) -> Side {
     }
 }
 
-fn options(threads: usize) -> gk_options {
+/// The operator a call runs, with its attributes.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Elements {
+        axis: i64,
+    },
+    Nd {
+        batch_dims: i64,
+    },
+    /// ONNX Gather, or OpenVINO Gather-8 when `batch_dims` is not 0 (only it has them).
+    Gather {
+        axis: i64,
+        batch_dims: i64,
+    },
+}
+
+fn options(op: Op, threads: usize) -> gk_options {
+    let flavor = match op {
+        Op::Gather { batch_dims, .. } if batch_dims != 0 => GK_FLAVOR_OPENVINO,
+        _ => GK_FLAVOR_ONNX,
+    };
     gk_options {
-        flavor: GK_FLAVOR_ONNX,
+        flavor,
         version: 0,
         num_threads: threads,
         ..Default::default()
@@ -40,14 +62,12 @@ fn options(threads: usize) -> gk_options {
 }
 
 /// One operator call through the C ABI on raw buffers; returns the status.
-#[allow(clippy::too_many_arguments)]
 fn call(
-    nd: bool,
+    op: Op,
     dtype: i32,
     data: (&[i64], *const c_void),
     index_dtype: i32,
     indices: (&[i64], *const c_void),
-    attribute: i64,
     output: (&[i64], *mut c_void),
     threads: usize,
 ) -> i32 {
@@ -69,14 +89,16 @@ fn call(
         shape: output.0.as_ptr(),
         data: output.1,
     };
-    let options = options(threads);
+    let options = options(op, threads);
     // SAFETY: every descriptor describes a live buffer of its size (the callers allocate them
     // from the same shapes); the index memory changing during the call is the point of the test.
     unsafe {
-        if nd {
-            gk_gather_nd(&data, &indices, attribute, &output, &options)
-        } else {
-            gk_gather_elements(&data, &indices, attribute, &output, &options)
+        match op {
+            Op::Elements { axis } => gk_gather_elements(&data, &indices, axis, &output, &options),
+            Op::Nd { batch_dims } => gk_gather_nd(&data, &indices, batch_dims, &output, &options),
+            Op::Gather { axis, batch_dims } => {
+                gk_gather(&data, &indices, axis, batch_dims, &output, &options)
+            }
         }
     }
 }
@@ -138,10 +160,9 @@ impl RacyIndices {
 /// A kernel path: which operator, the shapes that select it, and the range its indices address.
 struct Path {
     name: &'static str,
-    nd: bool,
+    op: Op,
     data: &'static [i64],
     indices: &'static [i64],
-    attribute: i64,
     output: &'static [i64],
     /// The size of the dimension (GatherND: the smallest of the tuple's dimensions) that index
     /// values address.
@@ -151,119 +172,216 @@ struct Path {
 const PATHS: &[Path] = &[
     Path {
         name: "GatherElements rows (last axis)",
-        nd: false,
+        op: Op::Elements { axis: 1 },
         data: &[64, 33],
         indices: &[64, 17],
-        attribute: 1,
         output: &[64, 17],
         size: 33,
     },
     Path {
         name: "GatherElements strided rows",
-        nd: false,
+        op: Op::Elements { axis: 1 },
         data: &[40, 9, 5],
         indices: &[40, 7, 5],
-        attribute: 1,
         output: &[40, 7, 5],
         size: 9,
     },
     Path {
         name: "GatherElements narrower rows",
-        nd: false,
+        op: Op::Elements { axis: 1 },
         data: &[6, 30, 9],
         indices: &[5, 20, 4],
-        attribute: 1,
         output: &[5, 20, 4],
         size: 30,
     },
     Path {
         name: "GatherElements tiled",
-        nd: false,
+        op: Op::Elements { axis: 0 },
         data: &[600, 160],
         indices: &[700, 160],
-        attribute: 0,
         output: &[700, 160],
         size: 600,
     },
     Path {
         name: "GatherND 1-element slices",
-        nd: true,
+        op: Op::Nd { batch_dims: 0 },
         data: &[300],
         indices: &[5000, 1],
-        attribute: 0,
         output: &[5000],
         size: 300,
     },
     Path {
         name: "GatherND 4-element slices",
-        nd: true,
+        op: Op::Nd { batch_dims: 0 },
         data: &[300, 4],
         indices: &[5000, 1],
-        attribute: 0,
         output: &[5000, 4],
         size: 300,
     },
     Path {
         name: "GatherND 5-element slices",
-        nd: true,
+        op: Op::Nd { batch_dims: 0 },
         data: &[300, 5],
         indices: &[5000, 1],
-        attribute: 0,
         output: &[5000, 5],
         size: 300,
     },
     Path {
         name: "GatherND 2-component tuples",
-        nd: true,
+        op: Op::Nd { batch_dims: 0 },
         data: &[30, 20, 3],
         indices: &[5000, 2],
-        attribute: 0,
         output: &[5000, 3],
         size: 20,
     },
     Path {
         name: "GatherND 3-component tuples",
-        nd: true,
+        op: Op::Nd { batch_dims: 0 },
         data: &[9, 8, 7, 2],
         indices: &[5000, 3],
-        attribute: 0,
         output: &[5000, 2],
         size: 7,
     },
     Path {
         name: "GatherND 5-component tuples",
-        nd: true,
+        op: Op::Nd { batch_dims: 0 },
         data: &[3, 4, 5, 3, 4],
         indices: &[3000, 5],
-        attribute: 0,
         output: &[3000],
         size: 3,
     },
     Path {
         name: "GatherND batched",
-        nd: true,
+        op: Op::Nd { batch_dims: 1 },
         data: &[4, 50, 6],
         indices: &[4, 900, 1],
-        attribute: 1,
         output: &[4, 900, 6],
         size: 50,
     },
     Path {
         name: "GatherND streamed large slices",
-        nd: true,
+        op: Op::Nd { batch_dims: 0 },
         data: &[40, 300],
-        indices: &[4000, 1],
-        attribute: 0,
-        output: &[4000, 300],
+        indices: &[7000, 1],
+        output: &[7000, 300],
         size: 40,
     },
     Path {
         name: "GatherND streamed small slices (staged)",
-        nd: true,
+        op: Op::Nd { batch_dims: 0 },
         data: &[40, 4],
-        indices: &[300_000, 1],
-        attribute: 0,
-        output: &[300_000, 4],
+        indices: &[600_000, 1],
+        output: &[600_000, 4],
+        size: 40,
+    },
+    Path {
+        name: "Gather 1-element slices",
+        op: Op::Gather {
+            axis: 0,
+            batch_dims: 0,
+        },
+        data: &[300],
+        indices: &[5000],
+        output: &[5000],
+        size: 300,
+    },
+    Path {
+        name: "Gather 5-element slices",
+        op: Op::Gather {
+            axis: 0,
+            batch_dims: 0,
+        },
+        data: &[300, 5],
+        indices: &[50, 100],
+        output: &[50, 100, 5],
+        size: 300,
+    },
+    Path {
+        name: "Gather outer > 1 with more indices than a block",
+        op: Op::Gather {
+            axis: 1,
+            batch_dims: 0,
+        },
+        data: &[20, 60, 2],
+        indices: &[300],
+        output: &[20, 300, 2],
+        size: 60,
+    },
+    Path {
+        name: "Gather reusing a batch's indices (split across 2 tasks)",
+        op: Op::Gather {
+            axis: 1,
+            batch_dims: 0,
+        },
+        data: &[1500, 40, 3],
+        indices: &[50],
+        output: &[1500, 50, 3],
+        size: 40,
+    },
+    Path {
+        name: "Gather reusing, 1-element slices",
+        op: Op::Gather {
+            axis: -1,
+            batch_dims: 0,
+        },
+        data: &[300, 40],
+        indices: &[7, 9],
+        output: &[300, 7, 9],
+        size: 40,
+    },
+    Path {
+        name: "Gather scalar index",
+        op: Op::Gather {
+            axis: 1,
+            batch_dims: 0,
+        },
+        data: &[2000, 40],
+        indices: &[],
+        output: &[2000],
+        size: 40,
+    },
+    Path {
+        name: "Gather batched, reusing",
+        op: Op::Gather {
+            axis: 2,
+            batch_dims: 1,
+        },
+        data: &[4, 30, 40, 2],
+        indices: &[4, 20],
+        output: &[4, 30, 20, 2],
+        size: 40,
+    },
+    Path {
+        name: "Gather batched, general",
+        op: Op::Gather {
+            axis: 1,
+            batch_dims: -1,
+        },
+        data: &[4, 50, 6],
+        indices: &[4, 900],
+        output: &[4, 900, 6],
+        size: 50,
+    },
+    Path {
+        name: "Gather streamed, reusing (staged)",
+        op: Op::Gather {
+            axis: 1,
+            batch_dims: 0,
+        },
+        data: &[2049, 40, 4],
+        indices: &[256],
+        output: &[2049, 256, 4],
+        size: 40,
+    },
+    Path {
+        name: "Gather streamed large slices",
+        op: Op::Gather {
+            axis: 0,
+            batch_dims: 0,
+        },
+        data: &[40, 300],
+        indices: &[7000],
+        output: &[7000, 300],
         size: 40,
     },
 ];
@@ -307,12 +425,11 @@ fn race_every_path() {
                 });
                 for _ in 0..40 {
                     let status = call(
-                        path.nd,
+                        path.op,
                         GK_DTYPE_INT64,
                         (path.data, data.start().cast()),
                         indices.dtype(),
                         (path.indices, indices.ptr()),
-                        path.attribute,
                         (path.output, output.start().cast()),
                         threads,
                     );
@@ -405,52 +522,78 @@ impl Drop for DoubleMapping {
     }
 }
 
-/// (GatherND?, data shape, indices shape, output shape)
-type AliasedCall = (bool, &'static [i64], &'static [i64], &'static [i64]);
+/// (operator, data shape, indices shape, output shape)
+type AliasedCall = (Op, &'static [i64], &'static [i64], &'static [i64]);
 
 /// What lies right after `data` in memory: a read past its end copies this into the output.
 const PAST_DATA: i64 = 0x5EED_BAD0_5EED_BAD0;
 
 #[test]
 fn output_aliasing_the_indices_physically_never_exposes_memory_past_data() {
-    const N: i64 = 64; // data elements; every one holds N, which is out of range as an index
-    const M: usize = 5000; // index values, all 0 before the call
-                           // (operator, data shape, indices shape, output shape), all reading indices[i] into out[i].
-    let shapes: [AliasedCall; 3] = [
-        (false, &[N], &[M as i64], &[M as i64]),
-        (true, &[N], &[M as i64, 1], &[M as i64]),
-        (true, &[N, 1], &[M as i64, 1], &[M as i64, 1]),
+    const N: i64 = 64; // data elements per row; every one holds N, which is out of range as an index
+    const M: i64 = 5000; // index values, all 0 before the call
+                         // Gather along the last axis of 501 rows with 200 indices: every row reuses the same
+                         // indices, which the first output row overwrites; a second read of them for a later row
+                         // would address row + N, past the end of data for the last. Large enough for 2 tasks, the
+                         // second starting in the middle of a row.
+    const ROWS: i64 = 501;
+    const T: i64 = 200;
+    // The others read indices[i] into out[i].
+    let shapes: [AliasedCall; 5] = [
+        (Op::Elements { axis: 0 }, &[N], &[M], &[M]),
+        (Op::Nd { batch_dims: 0 }, &[N], &[M, 1], &[M]),
+        (Op::Nd { batch_dims: 0 }, &[N, 1], &[M, 1], &[M, 1]),
+        (
+            Op::Gather {
+                axis: 0,
+                batch_dims: 0,
+            },
+            &[N],
+            &[M],
+            &[M],
+        ),
+        (
+            Op::Gather {
+                axis: 1,
+                batch_dims: 0,
+            },
+            &[ROWS, N],
+            &[T],
+            &[ROWS, T],
+        ),
     ];
-    for (nd, data_shape, indices_shape, output_shape) in shapes {
+    for (op, data_shape, indices_shape, output_shape) in shapes {
+        let (data_len, n_idx, n_out) =
+            (count(data_shape), count(indices_shape), count(output_shape));
         for threads in [1, 2] {
-            let mut storage = vec![N; N as usize + 64];
-            storage[N as usize..].fill(PAST_DATA);
-            let mapping = DoubleMapping::new(8 * (M + 2));
+            let mut storage = vec![N; data_len + 64];
+            storage[data_len..].fill(PAST_DATA);
+            let words = (n_idx + 1).max(n_out + 2);
+            let mapping = DoubleMapping::new(8 * words);
             // Index i at byte 8 + 8i of the file, output element j at byte 16 + 8j: writing
             // out[j] overwrites indices[j + 1] (with N) before the call reaches it.
             // SAFETY: both views lie inside the mapping.
             let (indices_at, output_at) = unsafe { (mapping.first.add(8), mapping.second.add(16)) };
             let status = call(
-                nd,
+                op,
                 GK_DTYPE_INT64,
                 (data_shape, storage.as_ptr().cast()),
                 GK_DTYPE_INT64,
                 (indices_shape, indices_at.cast()),
-                0,
                 (output_shape, output_at.cast()),
                 threads,
             );
             assert!(
                 status == GK_STATUS_OK || status == GK_STATUS_INDEX_OUT_OF_BOUNDS,
-                "status {status}"
+                "{op:?} {threads}t: status {status}"
             );
             // SAFETY: the whole file, seen through the first mapping.
-            let file = unsafe { std::slice::from_raw_parts(mapping.first.cast::<i64>(), M + 2) };
+            let file = unsafe { std::slice::from_raw_parts(mapping.first.cast::<i64>(), words) };
             assert!(
                 !file.contains(&PAST_DATA),
-                "nd={nd} {threads}t: memory past the end of data reached the output (status {status})"
+                "{op:?} {threads}t: memory past the end of data reached the output (status {status})"
             );
-            assert!(storage[N as usize..].iter().all(|&v| v == PAST_DATA));
+            assert!(storage[data_len..].iter().all(|&v| v == PAST_DATA));
         }
     }
 }

@@ -2,16 +2,18 @@
 //!
 //! Oracles: a call never returns GK_STATUS_PANIC or an unknown status; on success the output
 //! equals the naive reference of `gatherkit-testkit`, which must find every index value in
-//! range; on any error but a bad index value, nothing is written (the output, and an input it
-//! aliases, keep their bytes); when the shape query fails, the operation fails with the same
-//! status (the query covers the checks that come first).
+//! range; on a bad index value the reference finds one too, and the message names the first in
+//! row-major order, with its value; on any other error nothing is written (the output, and an
+//! input it aliases, keep their bytes); when the shape query fails, the operation fails with the
+//! same status (the query covers the checks that come first).
 
 #![no_main]
 
 use gatherkit::ffi::*;
-use gatherkit_fuzz::{capped_count, size_of_dtype, Call, MAX_DATA_ELEMENTS};
-use gatherkit_testkit::reference;
+use gatherkit_fuzz::{capped_count, size_of_dtype, Call, Op, MAX_DATA_ELEMENTS};
+use gatherkit_testkit::{coords, reference};
 use libfuzzer_sys::fuzz_target;
+use std::ffi::CStr;
 
 /// The bytes a descriptor claims, when every dimension is non-negative.
 fn described_bytes(shape: &[i64], w: usize) -> Option<u128> {
@@ -35,38 +37,45 @@ fn honest<T>(ptr: *const T, shape: &[i64], w: usize, buffer_bytes: usize) -> *co
     }
 }
 
-/// The expected output of a call that succeeded (so its shapes and attribute are valid), as
-/// bytes: the reference operators on `w`-byte elements.
+/// The expected output of a call that got past every check but the index values (so its shapes
+/// and attributes are valid), as bytes: the reference operators on `w`-byte elements.
+/// `Err(p)`: the first out-of-range index value is at position `p`.
 fn reference_output(
-    nd: bool,
+    call: &Call,
     w: usize,
     data: &[u8],
     dshape: &[usize],
     idx: &[i64],
     ishape: &[usize],
-    attr: i64,
-) -> Vec<u8> {
+) -> Result<Vec<u8>, usize> {
     let elements: Vec<&[u8]> = data.chunks_exact(w).collect();
-    let result = if nd {
-        reference::gather_nd(&elements, dshape, idx, ishape, attr as usize)
-    } else {
-        reference::gather_elements(&elements, dshape, idx, ishape, attr)
+    let attr = call.attribute;
+    let result = match call.op {
+        Op::GatherElements => reference::gather_elements(&elements, dshape, idx, ishape, attr),
+        Op::GatherNd => reference::gather_nd(&elements, dshape, idx, ishape, attr as usize),
+        Op::Gather => {
+            // Validated: a negative batch_dims counts from the indices' rank.
+            let q = ishape.len() as i64;
+            let b = if call.batch_dims < 0 {
+                call.batch_dims + q
+            } else {
+                call.batch_dims
+            };
+            reference::gather(&elements, dshape, idx, ishape, attr, b as usize)
+        }
     };
-    match result {
-        Ok(out) => out.concat(),
-        Err(p) => panic!(
-            "the call succeeded with index value {} (position {p}) out of range",
-            idx[p]
-        ),
-    }
+    result.map(|out| out.concat())
 }
 
 fuzz_target!(|bytes: &[u8]| check(&Call::decode(bytes)));
 
 fn check(call: &Call) {
-    let nd = call.nd;
-    let (data_shape, indices_shape, attribute) =
-        (&call.data_shape, &call.indices_shape, call.attribute);
+    let (data_shape, indices_shape, attribute, batch_dims) = (
+        &call.data_shape,
+        &call.indices_shape,
+        call.attribute,
+        call.batch_dims,
+    );
     let w = size_of_dtype(call.data_dtype);
     let data_bytes = capped_count(data_shape, MAX_DATA_ELEMENTS).min(1 << 20) * w;
     let mut data_words = call.data_words.clone();
@@ -114,8 +123,8 @@ fn check(call: &Call) {
     let mut out_rank = 0usize;
     // SAFETY: valid descriptors and output slots.
     let query = unsafe {
-        if nd {
-            gk_gather_nd_output_shape(
+        match call.op {
+            Op::GatherElements => gk_gather_elements_output_shape(
                 &data_t,
                 &idx_t,
                 attribute,
@@ -123,9 +132,8 @@ fn check(call: &Call) {
                 out_shape.as_mut_ptr(),
                 GK_MAX_RANK,
                 &mut out_rank,
-            )
-        } else {
-            gk_gather_elements_output_shape(
+            ),
+            Op::GatherNd => gk_gather_nd_output_shape(
                 &data_t,
                 &idx_t,
                 attribute,
@@ -133,7 +141,17 @@ fn check(call: &Call) {
                 out_shape.as_mut_ptr(),
                 GK_MAX_RANK,
                 &mut out_rank,
-            )
+            ),
+            Op::Gather => gk_gather_output_shape(
+                &data_t,
+                &idx_t,
+                attribute,
+                batch_dims,
+                &options,
+                out_shape.as_mut_ptr(),
+                GK_MAX_RANK,
+                &mut out_rank,
+            ),
         }
     };
     assert!((0..=11).contains(&query), "shape query returned {query}");
@@ -171,10 +189,10 @@ fn check(call: &Call) {
     // SAFETY: every non-NULL data pointer has at least the bytes its descriptor claims (`honest`);
     // shapes hold `rank` values.
     let status = unsafe {
-        if nd {
-            gk_gather_nd(&data_t, &idx_t, attribute, &out_t, &options)
-        } else {
-            gk_gather_elements(&data_t, &idx_t, attribute, &out_t, &options)
+        match call.op {
+            Op::GatherElements => gk_gather_elements(&data_t, &idx_t, attribute, &out_t, &options),
+            Op::GatherNd => gk_gather_nd(&data_t, &idx_t, attribute, &out_t, &options),
+            Op::Gather => gk_gather(&data_t, &idx_t, attribute, batch_dims, &out_t, &options),
         }
     };
     assert!((0..=11).contains(&status), "operation returned {status}");
@@ -183,21 +201,49 @@ fn check(call: &Call) {
     if query != GK_STATUS_OK && (1..=16).contains(&call.out_dtype) {
         assert_eq!(status, query, "shape query and operation disagree");
     }
-    if status == GK_STATUS_OK {
-        assert!(
-            !alias || out_bytes == 0 || data_bytes == 0,
-            "aliased output accepted"
-        );
+    if status == GK_STATUS_OK || status == GK_STATUS_INDEX_OUT_OF_BOUNDS {
+        // Every check but the index values passed: the shapes and attributes are valid.
         // SAFETY: viewing the initialized words as bytes.
-        let got = unsafe { std::slice::from_raw_parts(out_words.as_ptr().cast::<u8>(), out_bytes) };
-        // SAFETY: as above.
         let data =
             unsafe { std::slice::from_raw_parts(data_words.as_ptr().cast::<u8>(), data_bytes) };
         let dshape: Vec<usize> = data_shape.iter().map(|&d| d as usize).collect();
         let ishape: Vec<usize> = indices_shape.iter().map(|&d| d as usize).collect();
-        let want = reference_output(nd, w, data, &dshape, &idx_values, &ishape, attribute);
-        assert!(got == want.as_slice(), "output differs from the reference");
-    } else if status != GK_STATUS_INDEX_OUT_OF_BOUNDS {
+        let want = reference_output(call, w, data, &dshape, &idx_values, &ishape);
+        if status == GK_STATUS_OK {
+            assert!(
+                !alias || out_bytes == 0 || data_bytes == 0,
+                "aliased output accepted"
+            );
+            let want = want.unwrap_or_else(|p| {
+                panic!(
+                    "the call succeeded with index value {} (position {p}) out of range",
+                    idx_values[p]
+                )
+            });
+            // SAFETY: viewing the initialized words as bytes.
+            let got =
+                unsafe { std::slice::from_raw_parts(out_words.as_ptr().cast::<u8>(), out_bytes) };
+            assert!(got == want.as_slice(), "output differs from the reference");
+        } else {
+            let p = want.expect_err("a bad index reported where the reference finds none");
+            // SAFETY: the library's message for this thread's last call, a C string.
+            let message = unsafe { CStr::from_ptr(gk_last_error_message()) };
+            let message = message.to_string_lossy();
+            let at: Vec<String> = coords(p, &ishape).iter().map(|c| c.to_string()).collect();
+            let at = format!("indices[{}]", at.join(", "));
+            // GatherND names the component inside its tuple: "(indices[1, 0]) = -3".
+            let at = if call.op == Op::GatherNd {
+                format!("({at})")
+            } else {
+                at
+            };
+            let named = format!("{at} = {} is out of range", idx_values[p]);
+            assert!(
+                message.contains(&named),
+                "{message:?} does not name the first bad index ({named})"
+            );
+        }
+    } else {
         assert!(
             out_words.iter().all(|&x| x == 0xA5A5_A5A5_A5A5_A5A5),
             "output written on error {status}"

@@ -5,10 +5,18 @@
 //! corpus; `decode(encode(call)) == call` is checked for every seed and for thousands of decoded
 //! random inputs by the `seed_corpus` program, which keeps the two in step.
 
-/// One call of `gk_gather_elements` or `gk_gather_nd`, and of its shape query.
+/// The operator a call runs (its C function and that function's shape query).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    GatherElements = 0,
+    GatherNd = 1,
+    Gather = 2,
+}
+
+/// One call of `gk_gather_elements`, `gk_gather_nd` or `gk_gather`, and of its shape query.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
-    pub nd: bool,
+    pub op: Op,
     pub flavor: i32,
     pub version: i32,
     pub data_dtype: i32,
@@ -17,8 +25,11 @@ pub struct Call {
     pub threads: usize,
     pub data_shape: Vec<i64>,
     pub indices_shape: Vec<i64>,
-    /// `axis` for GatherElements, `batch_dims` for GatherND.
+    /// `axis` for GatherElements and Gather, `batch_dims` for GatherND.
     pub attribute: i64,
+    /// Gather's `batch_dims` (as passed: a negative one counts from the indices' rank); 0 for the
+    /// other operators.
+    pub batch_dims: i64,
     /// The data buffer, as aligned words; as many as [`data_words_len`] gives.
     pub data_words: Vec<u64>,
     /// The index values before narrowing to int32 (as many as [`index_count`] gives).
@@ -73,17 +84,18 @@ pub fn index_count(indices_shape: &[i64]) -> usize {
     capped_count(indices_shape, MAX_INDICES).min(MAX_INDICES as usize)
 }
 
-/// The axis a GatherElements index at flat position `p` addresses, or the data dimension a
-/// GatherND tuple component does: the range the random index values are drawn around.
+/// The axis a GatherElements or Gather index at flat position `p` addresses, or the data
+/// dimension a GatherND tuple component does: the range the random index values are drawn
+/// around.
 pub fn index_range(
-    call_nd: bool,
+    op: Op,
     data_shape: &[i64],
     indices_shape: &[i64],
     attribute: i64,
     p: usize,
 ) -> i64 {
     let r = data_shape.len() as i64;
-    let dim = if !call_nd {
+    let dim = if op != Op::GatherNd {
         let axis = if attribute < 0 {
             attribute + r
         } else {
@@ -95,6 +107,18 @@ pub fn index_range(
         data_shape.get(attribute.max(0) as usize + p % k).copied()
     };
     dim.unwrap_or(1).max(1)
+}
+
+/// The largest valid Gather `batch_dims` (normalized) for data of rank `r`, `axis` and indices of
+/// rank `q`: min(axis, q), with an invalid axis counted as 0.
+fn gather_batch_dims_max(r: usize, axis: i64, q: usize) -> usize {
+    let r = r as i64;
+    let axis = if (-r..r).contains(&axis) {
+        axis.rem_euclid(r)
+    } else {
+        0
+    };
+    (axis as usize).min(q)
 }
 
 /// The byte source: zeros once the input is exhausted.
@@ -117,6 +141,14 @@ impl Reader<'_> {
     }
     fn i64(&mut self) -> i64 {
         (0..8).fold(0u64, |v, _| v << 8 | self.byte() as u64) as i64
+    }
+    /// An axis for data of rank `r`: mostly valid (either spelling), sometimes anything small.
+    fn axis(&mut self, r: usize) -> i64 {
+        if self.chance(240) && r > 0 {
+            self.below(r as u8) as i64 - if self.chance(64) { r as i64 } else { 0 }
+        } else {
+            self.i64() % 10
+        }
     }
     /// A dimension: mostly small, sometimes zero, negative or 2^40.
     fn dim(&mut self) -> i64 {
@@ -147,6 +179,17 @@ impl Writer {
     fn i64(&mut self, v: i64) {
         self.bytes.extend_from_slice(&v.to_be_bytes());
     }
+    fn axis(&mut self, axis: i64, r: usize) {
+        if r > 0 && (-(r as i64)..r as i64).contains(&axis) {
+            self.chance(240, true);
+            self.byte(axis.rem_euclid(r as i64) as u8);
+            self.chance(64, axis < 0);
+        } else {
+            self.chance(240, false);
+            assert!(axis.abs() < 10, "axis {axis} has no encoding");
+            self.i64(axis);
+        }
+    }
     fn dim(&mut self, d: i64) {
         match d {
             0 => self.byte(0),
@@ -175,7 +218,11 @@ impl Call {
     /// The call a fuzz input describes (any byte string is a call).
     pub fn decode(bytes: &[u8]) -> Call {
         let input = &mut Reader { bytes, at: 0 };
-        let nd = input.chance(128);
+        let op = match input.below(3) {
+            0 => Op::GatherElements,
+            1 => Op::GatherNd,
+            _ => Op::Gather,
+        };
         let flavor = match input.below(16) {
             0..=8 => FLAVOR_ONNX,
             9..=14 => FLAVOR_OPENVINO,
@@ -210,52 +257,82 @@ impl Call {
             1 + input.below(5)
         };
         let data_shape: Vec<i64> = (0..r).map(|_| input.dim()).collect();
-        let (indices_shape, attribute) = if !nd {
-            let axis = if input.chance(240) && r > 0 {
-                input.below(r as u8) as i64 - if input.chance(64) { r as i64 } else { 0 }
-            } else {
-                input.i64() % 10
-            };
-            let shape: Vec<i64> = (0..r)
-                .map(|d| {
-                    if input.chance(24) {
-                        input.dim()
-                    } else if d as i64 == axis.rem_euclid(r as i64) {
-                        input.below(5) as i64
-                    } else {
-                        (data_shape[d] - input.below(2) as i64).max(0)
-                    }
-                })
-                .collect();
-            (shape, axis)
-        } else {
-            let q = if input.chance(8) {
-                input.below(7)
-            } else {
-                1 + input.below(4)
-            };
-            let b = if input.chance(240) {
-                input.below(r.min(q).max(1) as u8) as i64
-            } else {
-                input.i64() % 8
-            };
-            let k = if input.chance(240) && r as i64 > b && b >= 0 {
-                1 + input.below((r as i64 - b) as u8) as i64
-            } else {
-                input.below(6) as i64
-            };
-            let shape: Vec<i64> = (0..q)
-                .map(|d| {
-                    if d + 1 == q {
-                        k
-                    } else if (d as i64) < b && d < r && input.chance(240) {
-                        data_shape[d]
-                    } else {
-                        input.below(4) as i64
-                    }
-                })
-                .collect();
-            (shape, b)
+        let (indices_shape, attribute, batch_dims) = match op {
+            Op::GatherElements => {
+                let axis = input.axis(r);
+                let shape: Vec<i64> = (0..r)
+                    .map(|d| {
+                        if input.chance(24) {
+                            input.dim()
+                        } else if d as i64 == axis.rem_euclid(r as i64) {
+                            input.below(5) as i64
+                        } else {
+                            (data_shape[d] - input.below(2) as i64).max(0)
+                        }
+                    })
+                    .collect();
+                (shape, axis, 0)
+            }
+            Op::GatherNd => {
+                let q = if input.chance(8) {
+                    input.below(7)
+                } else {
+                    1 + input.below(4)
+                };
+                let b = if input.chance(240) {
+                    input.below(r.min(q).max(1) as u8) as i64
+                } else {
+                    input.i64() % 8
+                };
+                let k = if input.chance(240) && r as i64 > b && b >= 0 {
+                    1 + input.below((r as i64 - b) as u8) as i64
+                } else {
+                    input.below(6) as i64
+                };
+                let shape: Vec<i64> = (0..q)
+                    .map(|d| {
+                        if d + 1 == q {
+                            k
+                        } else if (d as i64) < b && d < r && input.chance(240) {
+                            data_shape[d]
+                        } else {
+                            input.below(4) as i64
+                        }
+                    })
+                    .collect();
+                (shape, b, 0)
+            }
+            Op::Gather => {
+                let axis = input.axis(r);
+                // Rank 0 (a scalar index) a quarter of the time.
+                let q = if input.chance(8) {
+                    input.below(7)
+                } else {
+                    input.below(4)
+                };
+                let most = gather_batch_dims_max(r, axis, q);
+                // Mostly 0 (the only value ONNX takes), else valid in either spelling (OpenVINO
+                // counts a negative one from the indices' rank), else anything small.
+                let b = match input.below(8) {
+                    0..=3 => 0,
+                    4 | 5 => input.below(most as u8 + 1) as i64,
+                    6 => input.below(most as u8 + 1) as i64 - q as i64,
+                    _ => input.i64() % 8,
+                };
+                let batch = if b < 0 { b + q as i64 } else { b };
+                let shape: Vec<i64> = (0..q)
+                    .map(|d| {
+                        if (d as i64) < batch && d < r && input.chance(240) {
+                            data_shape[d]
+                        } else if input.chance(24) {
+                            input.dim()
+                        } else {
+                            input.below(5) as i64
+                        }
+                    })
+                    .collect();
+                (shape, axis, b)
+            }
         };
 
         let data_words = (0..data_words_len(&data_shape, data_dtype))
@@ -265,7 +342,7 @@ impl Call {
             .collect();
         let indices = (0..index_count(&indices_shape))
             .map(|p| {
-                let s = index_range(nd, &data_shape, &indices_shape, attribute, p);
+                let s = index_range(op, &data_shape, &indices_shape, attribute, p);
                 match input.below(64) {
                     0 => input.i64(),
                     1 => s,
@@ -283,7 +360,7 @@ impl Call {
         };
         let alias = input.chance(12);
         Call {
-            nd,
+            op,
             flavor,
             version,
             data_dtype,
@@ -293,6 +370,7 @@ impl Call {
             data_shape,
             indices_shape,
             attribute,
+            batch_dims,
             data_words,
             indices,
             fallback_out_shape: fallback[..fallback_rank].to_vec(),
@@ -305,7 +383,7 @@ impl Call {
     /// the decoder cannot produce (a dimension above 64, say).
     pub fn encode(&self) -> Vec<u8> {
         let out = &mut Writer::default();
-        out.chance(128, self.nd);
+        out.byte(self.op as u8);
         match self.flavor {
             FLAVOR_ONNX => out.byte(0),
             FLAVOR_OPENVINO => out.byte(9),
@@ -368,72 +446,111 @@ impl Call {
         for &d in &self.data_shape {
             out.dim(d);
         }
-        if !self.nd {
-            let axis = self.attribute;
-            if r > 0 && (-(r as i64)..r as i64).contains(&axis) {
-                out.chance(240, true);
-                out.byte(axis.rem_euclid(r as i64) as u8);
-                out.chance(64, axis < 0);
-            } else {
-                out.chance(240, false);
-                assert!(axis.abs() < 10, "axis {axis} has no encoding");
-                out.i64(axis);
-            }
-            for (d, &n) in self.indices_shape.iter().enumerate() {
-                let along_axis = d as i64 == axis.rem_euclid(r as i64);
-                if along_axis && (0..5).contains(&n) {
-                    out.chance(24, false);
-                    out.byte(n as u8);
-                } else if !along_axis && n == self.data_shape[d].max(0) {
-                    out.chance(24, false);
-                    out.byte(0);
-                } else if !along_axis && n == (self.data_shape[d] - 1).max(0) {
-                    out.chance(24, false);
-                    out.byte(1);
-                } else {
-                    out.chance(24, true);
-                    out.dim(n);
-                }
-            }
-        } else {
-            let q = self.indices_shape.len();
-            if (1..=4).contains(&q) {
-                out.chance(8, false);
-                out.byte(q as u8 - 1);
-            } else {
-                out.chance(8, true);
-                out.byte(q as u8);
-            }
-            let b = self.attribute;
-            if (0..r.min(q).max(1) as i64).contains(&b) {
-                out.chance(240, true);
-                out.byte(b as u8);
-            } else {
-                out.chance(240, false);
-                assert!(b.abs() < 8, "batch_dims {b} has no encoding");
-                out.i64(b);
-            }
-            // With rank-0 indices the decoder still reads a tuple length, then drops it.
-            let k = self.indices_shape.last().copied().unwrap_or(0);
-            let k_in_data = r as i64 > b && b >= 0;
-            if k_in_data && (1..=r as i64 - b).contains(&k) {
-                out.chance(240, true);
-                out.byte(k as u8 - 1);
-            } else {
-                out.chance(240, false);
-                assert!((0..6).contains(&k), "tuple length {k} has no encoding");
-                out.byte(k as u8);
-            }
-            for (d, &n) in self.indices_shape[..q.saturating_sub(1)].iter().enumerate() {
-                if (d as i64) < b && d < r {
-                    let copy = n == self.data_shape[d];
-                    out.chance(240, copy);
-                    if copy {
-                        continue;
+        match self.op {
+            Op::GatherElements => {
+                let axis = self.attribute;
+                out.axis(axis, r);
+                for (d, &n) in self.indices_shape.iter().enumerate() {
+                    let along_axis = d as i64 == axis.rem_euclid(r as i64);
+                    if along_axis && (0..5).contains(&n) {
+                        out.chance(24, false);
+                        out.byte(n as u8);
+                    } else if !along_axis && n == self.data_shape[d].max(0) {
+                        out.chance(24, false);
+                        out.byte(0);
+                    } else if !along_axis && n == (self.data_shape[d] - 1).max(0) {
+                        out.chance(24, false);
+                        out.byte(1);
+                    } else {
+                        out.chance(24, true);
+                        out.dim(n);
                     }
                 }
-                assert!((0..4).contains(&n), "indices dimension {n} has no encoding");
-                out.byte(n as u8);
+            }
+            Op::GatherNd => {
+                let q = self.indices_shape.len();
+                if (1..=4).contains(&q) {
+                    out.chance(8, false);
+                    out.byte(q as u8 - 1);
+                } else {
+                    out.chance(8, true);
+                    out.byte(q as u8);
+                }
+                let b = self.attribute;
+                if (0..r.min(q).max(1) as i64).contains(&b) {
+                    out.chance(240, true);
+                    out.byte(b as u8);
+                } else {
+                    out.chance(240, false);
+                    assert!(b.abs() < 8, "batch_dims {b} has no encoding");
+                    out.i64(b);
+                }
+                // With rank-0 indices the decoder still reads a tuple length, then drops it.
+                let k = self.indices_shape.last().copied().unwrap_or(0);
+                let k_in_data = r as i64 > b && b >= 0;
+                if k_in_data && (1..=r as i64 - b).contains(&k) {
+                    out.chance(240, true);
+                    out.byte(k as u8 - 1);
+                } else {
+                    out.chance(240, false);
+                    assert!((0..6).contains(&k), "tuple length {k} has no encoding");
+                    out.byte(k as u8);
+                }
+                for (d, &n) in self.indices_shape[..q.saturating_sub(1)].iter().enumerate() {
+                    if (d as i64) < b && d < r {
+                        let copy = n == self.data_shape[d];
+                        out.chance(240, copy);
+                        if copy {
+                            continue;
+                        }
+                    }
+                    assert!((0..4).contains(&n), "indices dimension {n} has no encoding");
+                    out.byte(n as u8);
+                }
+            }
+            Op::Gather => {
+                let axis = self.attribute;
+                out.axis(axis, r);
+                let q = self.indices_shape.len();
+                if q < 4 {
+                    out.chance(8, false);
+                } else {
+                    assert!(q < 7, "indices rank {q} has no encoding");
+                    out.chance(8, true);
+                }
+                out.byte(q as u8);
+                let most = gather_batch_dims_max(r, axis, q) as i64;
+                let (b, q) = (self.batch_dims, q as i64);
+                if b == 0 {
+                    out.byte(0);
+                } else if (1..=most).contains(&b) {
+                    out.byte(4);
+                    out.byte(b as u8);
+                } else if (-q..=most - q).contains(&b) {
+                    out.byte(6);
+                    out.byte((b + q) as u8);
+                } else {
+                    out.byte(7);
+                    assert!(b.abs() < 8, "batch_dims {b} has no encoding");
+                    out.i64(b);
+                }
+                let batch = if b < 0 { b + q } else { b };
+                for (d, &n) in self.indices_shape.iter().enumerate() {
+                    if (d as i64) < batch && d < r {
+                        let copy = n == self.data_shape[d];
+                        out.chance(240, copy);
+                        if copy {
+                            continue;
+                        }
+                    }
+                    if (0..5).contains(&n) {
+                        out.chance(24, false);
+                        out.byte(n as u8);
+                    } else {
+                        out.chance(24, true);
+                        out.dim(n);
+                    }
+                }
             }
         }
 
@@ -449,7 +566,7 @@ impl Call {
         assert_eq!(self.indices.len(), index_count(&self.indices_shape));
         for (p, &v) in self.indices.iter().enumerate() {
             let s = index_range(
-                self.nd,
+                self.op,
                 &self.data_shape,
                 &self.indices_shape,
                 self.attribute,

@@ -1,7 +1,8 @@
-//! Writes the seed corpus: every example of the operator specifications (ONNX GatherElements and
-//! GatherND, <https://onnx.ai/onnx/operators/onnx__GatherElements.html> and
-//! <https://onnx.ai/onnx/operators/onnx__GatherND.html>; OpenVINO GatherElements-6, GatherND-5
-//! and GatherND-8, under
+//! Writes the seed corpus: every example of the operator specifications (ONNX Gather,
+//! GatherElements and GatherND, <https://onnx.ai/onnx/operators/onnx__Gather.html>,
+//! <https://onnx.ai/onnx/operators/onnx__GatherElements.html> and
+//! <https://onnx.ai/onnx/operators/onnx__GatherND.html>; OpenVINO Gather-8, GatherElements-6,
+//! GatherND-5 and GatherND-8, under
 //! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/>)
 //! as a fuzz input, under each flavor and version it belongs to, with int32 and int64 indices and
 //! every dtype; then checks that the decoder and its mirror agree (`decode(encode(call)) == call`)
@@ -10,7 +11,7 @@
 //! Usage: `cargo run --release --bin seed_corpus [DIR]` (DIR defaults to `corpus/c_abi`).
 
 use gatherkit_fuzz::{
-    data_words_len, Call, DTYPE_INT32, DTYPE_INT64, FLAVOR_ONNX, FLAVOR_OPENVINO,
+    data_words_len, Call, Op, DTYPE_INT32, DTYPE_INT64, FLAVOR_ONNX, FLAVOR_OPENVINO,
 };
 use gatherkit_testkit::Rng;
 
@@ -21,6 +22,17 @@ type Example = (
     &'static [i64],
     &'static [i64],
     &'static [i64],
+    i64,
+    &'static [(i32, i32)],
+);
+
+/// (name, data shape, indices shape, indices, axis, batch_dims, (flavor, version)s)
+type GatherExample = (
+    &'static str,
+    &'static [i64],
+    &'static [i64],
+    &'static [i64],
+    i64,
     i64,
     &'static [(i32, i32)],
 );
@@ -45,6 +57,85 @@ const BATCHED_ND: &[(i32, i32)] = &[
     (FLAVOR_ONNX, 13),
     (FLAVOR_OPENVINO, 5),
     (FLAVOR_OPENVINO, 8),
+];
+
+/// Every Gather version; OpenVINO Gather-8 as well, for the examples without batch dimensions.
+const ALL_GATHER: &[(i32, i32)] = &[
+    (FLAVOR_ONNX, 1),
+    (FLAVOR_ONNX, 11),
+    (FLAVOR_ONNX, 13),
+    (FLAVOR_ONNX, 0),
+    (FLAVOR_OPENVINO, 8),
+    (FLAVOR_OPENVINO, 0),
+];
+const OPENVINO_GATHER: &[(i32, i32)] = &[(FLAVOR_OPENVINO, 8), (FLAVOR_OPENVINO, 0)];
+
+/// The ONNX Gather examples (spec text and backend node tests) and OpenVINO Gather-8's.
+const GATHER_EXAMPLES: &[GatherExample] = &[
+    ("g1", &[3, 2], &[2, 2], &[0, 1, 1, 2], 0, 0, ALL_GATHER),
+    ("g2-axis1", &[3, 3], &[1, 2], &[0, 2], 1, 0, ALL_GATHER),
+    // test_gather_negative_indices: arange(10), [0, -9, -10].
+    ("g-negative", &[10], &[3], &[0, -9, -10], 0, 0, ALL_GATHER),
+    // Gather-13's shape table: a scalar index along either axis of (P, Q).
+    ("g-scalar-axis0", &[2, 5], &[], &[1], 0, 0, ALL_GATHER),
+    ("g-scalar-axis1", &[2, 5], &[], &[1], 1, 0, ALL_GATHER),
+    ("g-axis-minus1", &[2, 5], &[1], &[0], -1, 0, ALL_GATHER),
+    ("ov-g1", &[5], &[3], &[0, 0, 4], 0, 0, OPENVINO_GATHER),
+    (
+        "ov-g2-batch1",
+        &[2, 5],
+        &[2, 3],
+        &[0, 0, 4, 4, 0, 0],
+        1,
+        1,
+        OPENVINO_GATHER,
+    ),
+    (
+        "ov-g3-batch2",
+        &[2, 2, 5],
+        &[2, 2, 3],
+        &[0, 0, 4, 4, 0, 0, 1, 2, 4, 4, 3, 2],
+        2,
+        2,
+        OPENVINO_GATHER,
+    ),
+    (
+        "ov-g4-batch1-axis2",
+        &[2, 1, 5, 4],
+        &[2, 3],
+        &[1, 2, 4, 4, 3, 2],
+        2,
+        1,
+        OPENVINO_GATHER,
+    ),
+    (
+        "ov-g5-batch-minus1",
+        &[2, 5],
+        &[2, 3],
+        &[0, 0, 4, 4, 0, 0],
+        1,
+        -1,
+        OPENVINO_GATHER,
+    ),
+    (
+        "ov-g6-negative",
+        &[5],
+        &[3],
+        &[0, -2, -1],
+        0,
+        0,
+        OPENVINO_GATHER,
+    ),
+    // Example 7: out-of-range indices, which OpenVINO fills with zeros and gatherkit rejects.
+    (
+        "ov-g7-out-of-range",
+        &[5],
+        &[3],
+        &[3, 10, -20],
+        0,
+        0,
+        OPENVINO_GATHER,
+    ),
 ];
 
 const EXAMPLES: &[Example] = &[
@@ -139,11 +230,24 @@ const EXAMPLES: &[Example] = &[
     ),
 ];
 
-fn call(example: &Example, flavor: i32, version: i32, dtype: i32, index_dtype: i32) -> Call {
-    let &(_, nd, data_shape, indices_shape, indices, attribute, _) = example;
+/// One example in the form both tables share: (name, operator, data shape, indices shape,
+/// indices, axis or GatherND's batch_dims, Gather's batch_dims, (flavor, version)s).
+type Seed = (
+    &'static str,
+    Op,
+    &'static [i64],
+    &'static [i64],
+    &'static [i64],
+    i64,
+    i64,
+    &'static [(i32, i32)],
+);
+
+fn call(example: &Seed, flavor: i32, version: i32, dtype: i32, index_dtype: i32) -> Call {
+    let &(_, op, data_shape, indices_shape, indices, attribute, batch_dims, _) = example;
     let words = data_words_len(data_shape, dtype);
     Call {
-        nd,
+        op,
         flavor,
         version,
         data_dtype: dtype,
@@ -153,6 +257,7 @@ fn call(example: &Example, flavor: i32, version: i32, dtype: i32, index_dtype: i
         data_shape: data_shape.to_vec(),
         indices_shape: indices_shape.to_vec(),
         attribute,
+        batch_dims,
         // Distinct element bytes, in the one form the decoder can produce.
         data_words: (0..words as u64)
             .map(|n| (n + 1).wrapping_mul(0x0101_0101_0101_0101) ^ 0x5A)
@@ -180,10 +285,20 @@ fn main() {
         .unwrap_or_else(|| "corpus/c_abi".to_owned());
     std::fs::create_dir_all(&dir).expect("create the corpus directory");
     let mut written = 0;
-    for example in EXAMPLES {
+    let others = EXAMPLES
+        .iter()
+        .map(|&(name, nd, d, i, v, attribute, versions)| {
+            let op = if nd { Op::GatherNd } else { Op::GatherElements };
+            (name, op, d, i, v, attribute, 0, versions)
+        });
+    let gathers = GATHER_EXAMPLES
+        .iter()
+        .map(|&(name, d, i, v, axis, b, versions)| (name, Op::Gather, d, i, v, axis, b, versions));
+    for example in others.chain(gathers) {
+        let example = &example;
         let name = example.0;
         let mut seeds = Vec::new();
-        for &(flavor, version) in example.6 {
+        for &(flavor, version) in example.7 {
             for index_dtype in [DTYPE_INT64, DTYPE_INT32] {
                 seeds.push((
                     format!("{name}-f{flavor}-v{version}-i{index_dtype}"),
@@ -191,7 +306,7 @@ fn main() {
                 ));
             }
         }
-        let (flavor, version) = example.6[0];
+        let (flavor, version) = example.7[0];
         for dtype in 1..=16 {
             seeds.push((
                 format!("{name}-dtype{dtype}"),

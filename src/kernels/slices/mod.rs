@@ -183,15 +183,13 @@ impl SliceKernel {
         par: Parallel,
     ) -> Result<(), BadIndex> {
         let tuples = self.tuples();
-        if tuples == 0 {
-            // No output, but index values are still checked (GatherND always did; Gather with an
-            // empty outer dimension as ONNX Runtime does): one pass over every batch's tuples.
-            return match self.outer {
-                0 => self.check_only::<I, K>(indices),
-                _ => Ok(()),
-            };
-        }
         let len = known_or(N, self.slice_len);
+        if tuples == 0 || len == 0 {
+            // No output, but index values are still checked (as ONNX Runtime does): one pass
+            // over the indices, not one per outer position, whose count nothing bounds when the
+            // data has no elements (data [2^40, 3, 0] along axis 1 took hours that way).
+            return self.check_only::<I, K>(indices);
+        }
         // Whole slices of at least a few cache lines go straight to memory when the output is
         // too large to stay in cache anyway.
         let slice_bytes = len * std::mem::size_of::<E>();

@@ -9,29 +9,17 @@
 
 #[path = "common/guarded.rs"]
 mod guarded;
+#[path = "common/op.rs"]
+mod op;
+
 use guarded::{Guarded, Side};
+use op::Op;
 
 use gatherkit::{
     gather_dyn, gather_elements_dyn, gather_nd_dyn, DType, DynTensorMut, DynTensorRef, Options,
     Status,
 };
 use gatherkit_testkit::{count, reference};
-
-/// The operator a guarded call runs, with its attributes.
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Elements {
-        axis: i64,
-    },
-    Nd {
-        batch_dims: i64,
-    },
-    /// ONNX Gather, or OpenVINO Gather-8 when `batch_dims` is not 0 (only it has them).
-    Gather {
-        axis: i64,
-        batch_dims: i64,
-    },
-}
 
 /// Runs one call with all three buffers against guards on `side`; `bad_last` puts an
 /// out-of-range value in the last index. Returns the status (Ok as Status::Ok).
@@ -73,9 +61,10 @@ fn guarded_call(
         }
     }
     let mut out = Guarded::new(count(out_shape) * w, side);
-    let options = match op {
-        Op::Gather { batch_dims, .. } if batch_dims != 0 => Options::openvino(8),
-        _ => Options::default(),
+    let options = if op.needs_openvino() {
+        Options::openvino(8)
+    } else {
+        Options::default()
     }
     .with_threads(threads);
     let result = {

@@ -16,7 +16,11 @@
 
 #[path = "common/guarded.rs"]
 mod guarded;
+#[path = "common/op.rs"]
+mod op;
+
 use guarded::{Guarded, Side};
+use op::Op;
 
 use gatherkit::ffi::*;
 use gatherkit_testkit::{count, Rng};
@@ -32,26 +36,11 @@ fn side(flush_back: bool) -> Side {
     }
 }
 
-/// The operator a call runs, with its attributes.
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Elements {
-        axis: i64,
-    },
-    Nd {
-        batch_dims: i64,
-    },
-    /// ONNX Gather, or OpenVINO Gather-8 when `batch_dims` is not 0 (only it has them).
-    Gather {
-        axis: i64,
-        batch_dims: i64,
-    },
-}
-
 fn options(op: Op, threads: usize) -> gk_options {
-    let flavor = match op {
-        Op::Gather { batch_dims, .. } if batch_dims != 0 => GK_FLAVOR_OPENVINO,
-        _ => GK_FLAVOR_ONNX,
+    let flavor = if op.needs_openvino() {
+        GK_FLAVOR_OPENVINO
+    } else {
+        GK_FLAVOR_ONNX
     };
     gk_options {
         flavor,

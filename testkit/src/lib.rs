@@ -3,7 +3,7 @@
 //!
 //! - [`Rng`]: the one seeded pseudo-random generator;
 //! - [`count`], [`coords`], [`flat`]: row-major shape arithmetic;
-//! - [`reference`]: Gather, GatherElements and GatherND written straight from their
+//! - [`reference`](mod@reference): Gather, GatherElements and GatherND written straight from their
 //!   specifications, one element at a time, to compare the optimised kernels with;
 //! - [`test_each`]: runs a table of rows and reports every failing row, not only the first.
 //!

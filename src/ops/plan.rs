@@ -90,11 +90,14 @@ impl<O: Operator> Plan<O> {
     ) -> Result<()> {
         self.check_types::<T, I>()?;
         buffers::check_element_counts(self, [data.len(), indices.len(), output.len()])?;
-        self.run_bytes_uninit(
-            kernels::element_bytes(data),
-            kernels::index_bytes(indices),
-            kernels::element_bytes_out(output),
-        )
+        // Step 9 is met by the types: the element counts are the plan's, each type's size is its
+        // dtype's and its alignment at least the dtype's (both asserted at compile time in
+        // `dtype` and `repr`), so the byte path's length and alignment checks would only repeat.
+        self.run_checked(ByteBuffers {
+            data: kernels::element_bytes(data),
+            indices: kernels::index_bytes(indices),
+            output: kernels::element_bytes_out(output),
+        })
     }
 
     /// As [`run`](Plan::run), into uninitialized storage; on `Ok` every element of `output` is
@@ -107,11 +110,14 @@ impl<O: Operator> Plan<O> {
     ) -> Result<()> {
         self.check_types::<T, I>()?;
         buffers::check_element_counts(self, [data.len(), indices.len(), output.len()])?;
-        self.run_bytes_uninit(
-            kernels::element_bytes(data),
-            kernels::index_bytes(indices),
-            kernels::uninit_bytes_out(output),
-        )
+        // Step 9 is met by the types: the element counts are the plan's, each type's size is its
+        // dtype's and its alignment at least the dtype's (both asserted at compile time in
+        // `dtype` and `repr`), so the byte path's length and alignment checks would only repeat.
+        self.run_checked(ByteBuffers {
+            data: kernels::element_bytes(data),
+            indices: kernels::index_bytes(indices),
+            output: kernels::uninit_bytes_out(output),
+        })
     }
 
     /// Runs the plan between byte buffers holding the planned dtypes. Each buffer must hold

@@ -163,6 +163,20 @@ def gen_gather_elements(rng, max_bytes):
                 {"attribute": f"axis={attr}", "slice_bytes": "", "negatives": negatives})
 
 
+def draw_slice_dims(rng, rank, item, data_elems):
+    """The dimensions of a gathered slice of `rank` dimensions (none: a one-element slice of 1 to 8
+    bytes), from 1 byte to 8 KiB, at most a quarter of the data. Draws from `rng` exactly as the
+    inline code it replaces did, so every seed keeps its configurations."""
+    if rank == 0:
+        return []
+    if rng.random() < 0.2:  # a power of two sometimes; mostly not (292 bytes, 1000 bytes, ...)
+        slice_bytes = 1 << int(rng.integers(0, 14))
+    else:
+        slice_bytes = log_uniform_int(rng, item, 8 << 10)
+    slice_elems = max(1, min(slice_bytes // item, data_elems // 4))
+    return split_dims(rng, slice_elems, rank, alpha=1.0)
+
+
 def gen_gather_nd(rng, max_bytes):
     dtype = pick_dtype(rng)
     item = dtype.itemsize
@@ -172,15 +186,7 @@ def gen_gather_nd(rng, max_bytes):
     k = int(rng.integers(1, min(4, 6 - b) + 1))
     weights = np.array([0.25, 0.45, 0.3][:min(2, 6 - b - k) + 1])
     s = int(rng.choice(len(weights), p=weights / weights.sum()))  # slice rank; data rank b + k + s <= 6
-    if s == 0:  # the slice is one element (1 to 8 bytes)
-        slice_dims = []
-    else:
-        if rng.random() < 0.2:  # a power of two sometimes; mostly not (292 bytes, 1000 bytes, ...)
-            slice_bytes = 1 << int(rng.integers(0, 14))
-        else:
-            slice_bytes = log_uniform_int(rng, item, 8 << 10)
-        slice_elems = max(1, min(slice_bytes // item, data_elems // 4))
-        slice_dims = split_dims(rng, slice_elems, s, alpha=1.0)
+    slice_dims = draw_slice_dims(rng, s, item, data_elems)
     slice_elems = math.prod(slice_dims)
     batch_dims = split_dims(rng, log_uniform_int(rng, 1, min(64, max(1, data_elems // slice_elems // 4))), b)
     batch = math.prod(batch_dims)
@@ -215,15 +221,7 @@ def gen_gather(rng, max_bytes):
     # configurations one-element slices (every rank-1 draw, and the last axis of the others)
     s = 0 if rank == 1 or rng.random() < 0.2 else int(rng.integers(1, rank))
     axis = rank - 1 - s
-    if s == 0:  # the slice is one element (1 to 8 bytes)
-        slice_dims = []
-    else:
-        if rng.random() < 0.2:  # a power of two sometimes; mostly not (292 bytes, 1000 bytes, ...)
-            slice_bytes = 1 << int(rng.integers(0, 14))
-        else:
-            slice_bytes = log_uniform_int(rng, item, 8 << 10)
-        slice_elems = max(1, min(slice_bytes // item, data_elems // 4))
-        slice_dims = split_dims(rng, slice_elems, s, alpha=1.0)
+    slice_dims = draw_slice_dims(rng, s, item, data_elems)
     positions = max(1, data_elems // math.prod(slice_dims))  # outer x axis
     # outer log-uniform 1 .. positions/2, so the axis keeps at least 2 (log-uniform 2 .. positions)
     outer = log_uniform_int(rng, 1, max(1, positions // 2)) if axis > 0 else 1

@@ -130,7 +130,8 @@ extern "C" {
 #define GK_STATUS_NULL_POINTER 1
 
 /**
- * Unknown dtype code, a dtype the selected version lacks, or indices not int32/int64.
+ * Unknown dtype code, a dtype the selected version lacks, indices not int32/int64, updates of
+ * another dtype than data, or a reduction the dtype has no meaning for.
  */
 #define GK_STATUS_UNSUPPORTED_DTYPE 2
 
@@ -140,7 +141,7 @@ extern "C" {
 #define GK_STATUS_INVALID_RANK 3
 
 /**
- * `axis` or `batch_dims` out of range.
+ * `axis` or `batch_dims` out of range, or a reduction code unknown or not in the version.
  */
 #define GK_STATUS_INVALID_ATTRIBUTE 4
 
@@ -150,7 +151,8 @@ extern "C" {
 #define GK_STATUS_SHAPE_MISMATCH 5
 
 /**
- * An index value out of range; the output may be partly written.
+ * An index value out of range; a gather's output may be partly written, a scatter wrote
+ * nothing.
  */
 #define GK_STATUS_INDEX_OUT_OF_BOUNDS 6
 
@@ -160,7 +162,7 @@ extern "C" {
 #define GK_STATUS_OUTPUT_MISMATCH 7
 
 /**
- * The output bytes overlap the data or indices bytes.
+ * The output bytes overlap an input's bytes (other than a scatter's in-place data).
  */
 #define GK_STATUS_OVERLAP 8
 
@@ -185,7 +187,8 @@ extern "C" {
 #define GK_STATUS_PANIC 12
 
 /**
- * ONNX operators: GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13.
+ * ONNX operators: GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13,
+ * ScatterElements-11/13/16/18, ScatterND-11/13/16/18.
  */
 #define GK_FLAVOR_ONNX 0
 
@@ -193,6 +196,31 @@ extern "C" {
  * OpenVINO operators: GatherElements-6, GatherND-5/8, Gather-8.
  */
 #define GK_FLAVOR_OPENVINO 1
+
+/**
+ * Scatter reduction "none": the update replaces the element (the last duplicate wins).
+ */
+#define GK_REDUCTION_NONE 0
+
+/**
+ * Scatter reduction "add" (ONNX opset 16 and newer).
+ */
+#define GK_REDUCTION_ADD 1
+
+/**
+ * Scatter reduction "mul" (ONNX opset 16 and newer).
+ */
+#define GK_REDUCTION_MUL 2
+
+/**
+ * Scatter reduction "max" (ONNX opset 18 and newer): NaN propagates, -0 < +0.
+ */
+#define GK_REDUCTION_MAX 3
+
+/**
+ * Scatter reduction "min" (ONNX opset 18 and newer): NaN propagates, -0 < +0.
+ */
+#define GK_REDUCTION_MIN 4
 
 /**
  * One task of a call, for the host's parallel-for: run it as `task(task_ctx, i)`. The type of
@@ -414,6 +442,49 @@ int32_t gk_gather_output_shape(const struct gk_tensor *data,
                                int64_t *shape_out,
                                size_t shape_capacity,
                                size_t *rank_out);
+
+/**
+ * ScatterElements: `output` is `data` with, for every position `p` of `indices` in row-major
+ * order, `output[p with p[axis] = indices[p]]` replaced by `updates[p]` (`reduction`
+ * GK_REDUCTION_NONE: the last duplicate wins) or combined with it (ADD, MUL from opset 16; MAX,
+ * MIN from opset 18). `updates` has the shape of `indices`, which has data's rank and, off the
+ * axis, dimensions at most data's.
+ *
+ * In place: pass `output->data == data->data` (with output's dtype and shape equal to data's);
+ * only updated elements are written. Any other overlap of output with an input is
+ * GK_STATUS_OVERLAP. Checks as `gk_gather_elements` (an unknown `reduction` code is
+ * GK_STATUS_INVALID_ATTRIBUTE, checked before the version), with `axis` and `reduction` as the
+ * attribute step; every index value is checked before anything is written, so on any error
+ * (GK_STATUS_INDEX_OUT_OF_BOUNDS included) neither the output nor an in-place data changed.
+ *
+ * # Safety
+ * As for `gk_gather_elements`, with `updates` an input like `indices`.
+ */
+int32_t gk_scatter_elements(const struct gk_tensor *data,
+                            const struct gk_tensor *indices,
+                            const struct gk_tensor *updates,
+                            int64_t axis,
+                            int32_t reduction,
+                            const struct gk_tensor_mut *output,
+                            const struct gk_options *options);
+
+/**
+ * ScatterND: `output` is `data` with, for every tuple of `indices` (its last dimension, `k`
+ * values, `0 <= k <= rank(data)`) in row-major order, the slice `output[tuple, ...]` replaced by
+ * (or combined with) the tuple's part of `updates`, whose shape is
+ * `indices.shape[:-1] + data.shape[k:]`. Indices may be int64 (ONNX) or int32.
+ *
+ * In place, checks and errors as `gk_scatter_elements`, with `reduction` the attribute step.
+ *
+ * # Safety
+ * As for `gk_scatter_elements`.
+ */
+int32_t gk_scatter_nd(const struct gk_tensor *data,
+                      const struct gk_tensor *indices,
+                      const struct gk_tensor *updates,
+                      int32_t reduction,
+                      const struct gk_tensor_mut *output,
+                      const struct gk_options *options);
 
 /**
  * A static description of a status code, e.g. "index out of bounds"; "unknown status" for codes

@@ -56,6 +56,10 @@ pub use kernels::ElementsTraversal;
 pub use ops::gather::{Gather, GatherOp, GatherVersion};
 pub use ops::gather_elements::{GatherElements, GatherElementsOp, GatherElementsVersion};
 pub use ops::gather_nd::{GatherNd, GatherNdOp, GatherNdVersion};
+pub use ops::scatter::elements::{ScatterElements, ScatterElementsOp};
+pub use ops::scatter::nd::{ScatterNd, ScatterNdOp};
+pub use ops::scatter::reduction::Reduction;
+pub use ops::scatter::{ScatterPlan, ScatterVersion};
 pub use ops::Plan;
 pub use options::{Flavor, Options};
 pub use repr::{IndexElement, IndexType};
@@ -257,6 +261,238 @@ pub fn gather_dyn(
 ) -> Result<()> {
     let plan = Gather::new(data.desc, indices.desc, axis, batch_dims, options)?;
     run_dyn(&plan, data, indices, output)
+}
+
+/// ScatterElements into a caller-provided output (a copy of `data` with the updates applied).
+/// See [`ScatterElements::new`] for the checks and their order; nothing is written unless every
+/// check, index values included, passed.
+///
+/// ```
+/// use gatherkit::{scatter_elements, Options, Reduction, TensorMut, TensorRef};
+///
+/// // ONNX ScatterElements example 2: axis = 1.
+/// let data = [1.0f32, 2.0, 3.0, 4.0, 5.0];
+/// let mut out = [0f32; 5];
+/// scatter_elements(
+///     TensorRef::new(&[1, 5], &data),
+///     TensorRef::new(&[1, 2], &[1i64, 3]),
+///     TensorRef::new(&[1, 2], &[1.1f32, 2.1]),
+///     1,
+///     Reduction::None,
+///     TensorMut::new(&[1, 5], &mut out),
+///     &Options::default(),
+/// )?;
+/// assert_eq!(out, [1.0, 1.1, 3.0, 2.1, 5.0]);
+/// # Ok::<(), gatherkit::Error>(())
+/// ```
+pub fn scatter_elements<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    updates: TensorRef<'_, T>,
+    axis: i64,
+    reduction: Reduction,
+    output: TensorMut<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let plan = ScatterElements::new(
+        data.desc(),
+        index_desc(&indices),
+        updates.desc(),
+        axis,
+        reduction,
+        options,
+    )?;
+    plan.check_output(output.desc())?;
+    plan.run(
+        data.data(),
+        indices.data(),
+        updates.data(),
+        output.into_data(),
+    )
+}
+
+/// ScatterElements applied to `data` itself: only the updated elements are written, and on an
+/// error nothing is.
+///
+/// ```
+/// use gatherkit::{scatter_elements_in_place, Options, Reduction, TensorMut, TensorRef};
+///
+/// let mut data = [1, 2, 3, 4, 5i32];
+/// scatter_elements_in_place(
+///     TensorMut::new(&[1, 5], &mut data),
+///     TensorRef::new(&[1, 2], &[1i32, 1]),
+///     TensorRef::new(&[1, 2], &[10, 20]),
+///     1,
+///     Reduction::Add,
+///     &Options::default(),
+/// )?;
+/// assert_eq!(data, [1, 32, 3, 4, 5]);
+/// # Ok::<(), gatherkit::Error>(())
+/// ```
+pub fn scatter_elements_in_place<T: Element, I: IndexElement>(
+    data: TensorMut<'_, T>,
+    indices: TensorRef<'_, I>,
+    updates: TensorRef<'_, T>,
+    axis: i64,
+    reduction: Reduction,
+    options: &Options,
+) -> Result<()> {
+    let plan = ScatterElements::new(
+        data.desc(),
+        index_desc(&indices),
+        updates.desc(),
+        axis,
+        reduction,
+        options,
+    )?;
+    plan.run_in_place(data.into_data(), indices.data(), updates.data())
+}
+
+/// ScatterElements into a new vector; returns the output shape (data's) and elements.
+pub fn scatter_elements_to_vec<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    updates: TensorRef<'_, T>,
+    axis: i64,
+    reduction: Reduction,
+    options: &Options,
+) -> Result<(Vec<usize>, Vec<T>)> {
+    let plan = ScatterElements::new(
+        data.desc(),
+        index_desc(&indices),
+        updates.desc(),
+        axis,
+        reduction,
+        options,
+    )?;
+    let out = collect(
+        |buf| plan.run_uninit(data.data(), indices.data(), updates.data(), buf),
+        data.data().len(),
+    )?;
+    Ok((plan.output_shape().to_vec(), out))
+}
+
+/// ScatterElements on byte buffers whose dtypes are known only at run time. For in place, use
+/// [`ScatterElements::run_bytes_in_place`].
+pub fn scatter_elements_dyn(
+    data: DynTensorRef<'_>,
+    indices: DynTensorRef<'_>,
+    updates: DynTensorRef<'_>,
+    axis: i64,
+    reduction: Reduction,
+    output: DynTensorMut<'_>,
+    options: &Options,
+) -> Result<()> {
+    let plan = ScatterElements::new(
+        data.desc,
+        indices.desc,
+        updates.desc,
+        axis,
+        reduction,
+        options,
+    )?;
+    plan.check_output(output.desc)?;
+    plan.run_bytes(data.bytes, indices.bytes, updates.bytes, output.bytes)
+}
+
+/// ScatterND into a caller-provided output (a copy of `data` with the updates applied). See
+/// [`ScatterNd::new`] for the checks and their order.
+///
+/// ```
+/// use gatherkit::{scatter_nd, Options, Reduction, TensorMut, TensorRef};
+///
+/// // ONNX ScatterND example 1.
+/// let data = [1, 2, 3, 4, 5, 6, 7, 8i64];
+/// let mut out = [0i64; 8];
+/// scatter_nd(
+///     TensorRef::new(&[8], &data),
+///     TensorRef::new(&[4, 1], &[4i64, 3, 1, 7]),
+///     TensorRef::new(&[4], &[9i64, 10, 11, 12]),
+///     Reduction::None,
+///     TensorMut::new(&[8], &mut out),
+///     &Options::default(),
+/// )?;
+/// assert_eq!(out, [1, 11, 3, 10, 9, 6, 7, 12]);
+/// # Ok::<(), gatherkit::Error>(())
+/// ```
+pub fn scatter_nd<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    updates: TensorRef<'_, T>,
+    reduction: Reduction,
+    output: TensorMut<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let plan = ScatterNd::new(
+        data.desc(),
+        index_desc(&indices),
+        updates.desc(),
+        reduction,
+        options,
+    )?;
+    plan.check_output(output.desc())?;
+    plan.run(
+        data.data(),
+        indices.data(),
+        updates.data(),
+        output.into_data(),
+    )
+}
+
+/// ScatterND applied to `data` itself: only the updated slices are written, and on an error
+/// nothing is.
+pub fn scatter_nd_in_place<T: Element, I: IndexElement>(
+    data: TensorMut<'_, T>,
+    indices: TensorRef<'_, I>,
+    updates: TensorRef<'_, T>,
+    reduction: Reduction,
+    options: &Options,
+) -> Result<()> {
+    let plan = ScatterNd::new(
+        data.desc(),
+        index_desc(&indices),
+        updates.desc(),
+        reduction,
+        options,
+    )?;
+    plan.run_in_place(data.into_data(), indices.data(), updates.data())
+}
+
+/// ScatterND into a new vector; returns the output shape (data's) and elements.
+pub fn scatter_nd_to_vec<T: Element, I: IndexElement>(
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    updates: TensorRef<'_, T>,
+    reduction: Reduction,
+    options: &Options,
+) -> Result<(Vec<usize>, Vec<T>)> {
+    let plan = ScatterNd::new(
+        data.desc(),
+        index_desc(&indices),
+        updates.desc(),
+        reduction,
+        options,
+    )?;
+    let out = collect(
+        |buf| plan.run_uninit(data.data(), indices.data(), updates.data(), buf),
+        data.data().len(),
+    )?;
+    Ok((plan.output_shape().to_vec(), out))
+}
+
+/// ScatterND on byte buffers whose dtypes are known only at run time. For in place, use
+/// [`ScatterNd::run_bytes_in_place`].
+pub fn scatter_nd_dyn(
+    data: DynTensorRef<'_>,
+    indices: DynTensorRef<'_>,
+    updates: DynTensorRef<'_>,
+    reduction: Reduction,
+    output: DynTensorMut<'_>,
+    options: &Options,
+) -> Result<()> {
+    let plan = ScatterNd::new(data.desc, indices.desc, updates.desc, reduction, options)?;
+    plan.check_output(output.desc)?;
+    plan.run_bytes(data.bytes, indices.bytes, updates.bytes, output.bytes)
 }
 
 /// A plan's output checked, then run on typed slices.

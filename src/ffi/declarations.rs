@@ -5,6 +5,7 @@
 
 use crate::dtype::DType;
 use crate::error::Status;
+use crate::ops::scatter::reduction::Reduction;
 use crate::options::Flavor;
 use crate::shape::MAX_RANK;
 use std::ffi::c_void;
@@ -56,19 +57,21 @@ pub const GK_DTYPE_BFLOAT16: i32 = 16;
 pub const GK_STATUS_OK: i32 = 0;
 /// A required pointer is NULL.
 pub const GK_STATUS_NULL_POINTER: i32 = 1;
-/// Unknown dtype code, a dtype the selected version lacks, or indices not int32/int64.
+/// Unknown dtype code, a dtype the selected version lacks, indices not int32/int64, updates of
+/// another dtype than data, or a reduction the dtype has no meaning for.
 pub const GK_STATUS_UNSUPPORTED_DTYPE: i32 = 2;
 /// A rank the operator does not accept (or above GK_MAX_RANK).
 pub const GK_STATUS_INVALID_RANK: i32 = 3;
-/// `axis` or `batch_dims` out of range.
+/// `axis` or `batch_dims` out of range, or a reduction code unknown or not in the version.
 pub const GK_STATUS_INVALID_ATTRIBUTE: i32 = 4;
 /// `data` and `indices` shapes do not fit together.
 pub const GK_STATUS_SHAPE_MISMATCH: i32 = 5;
-/// An index value out of range; the output may be partly written.
+/// An index value out of range; a gather's output may be partly written, a scatter wrote
+/// nothing.
 pub const GK_STATUS_INDEX_OUT_OF_BOUNDS: i32 = 6;
 /// The output descriptor's dtype, rank or shape is not the expected one.
 pub const GK_STATUS_OUTPUT_MISMATCH: i32 = 7;
-/// The output bytes overlap the data or indices bytes.
+/// The output bytes overlap an input's bytes (other than a scatter's in-place data).
 pub const GK_STATUS_OVERLAP: i32 = 8;
 /// An element count or byte size beyond `PTRDIFF_MAX` bytes.
 pub const GK_STATUS_OVERFLOW: i32 = 9;
@@ -79,10 +82,22 @@ pub const GK_STATUS_INVALID_ARGUMENT: i32 = 11;
 /// An internal panic was caught (a gatherkit bug; please report it).
 pub const GK_STATUS_PANIC: i32 = 12;
 
-/// ONNX operators: GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13.
+/// ONNX operators: GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13,
+/// ScatterElements-11/13/16/18, ScatterND-11/13/16/18.
 pub const GK_FLAVOR_ONNX: i32 = 0;
 /// OpenVINO operators: GatherElements-6, GatherND-5/8, Gather-8.
 pub const GK_FLAVOR_OPENVINO: i32 = 1;
+
+/// Scatter reduction "none": the update replaces the element (the last duplicate wins).
+pub const GK_REDUCTION_NONE: i32 = 0;
+/// Scatter reduction "add" (ONNX opset 16 and newer).
+pub const GK_REDUCTION_ADD: i32 = 1;
+/// Scatter reduction "mul" (ONNX opset 16 and newer).
+pub const GK_REDUCTION_MUL: i32 = 2;
+/// Scatter reduction "max" (ONNX opset 18 and newer): NaN propagates, -0 < +0.
+pub const GK_REDUCTION_MAX: i32 = 3;
+/// Scatter reduction "min" (ONNX opset 18 and newer): NaN propagates, -0 < +0.
+pub const GK_REDUCTION_MIN: i32 = 4;
 
 /// The C numbers are the Rust enums' numbers, in the same order: a mismatch does not compile.
 /// (cbindgen writes the literals above into the header; the Rust enums are what the library
@@ -131,6 +146,19 @@ const _: () = {
     let mut i = 0;
     while i < statuses.len() {
         assert!(statuses[i] == Status::ALL[i].code());
+        i += 1;
+    }
+    let reductions = [
+        GK_REDUCTION_NONE,
+        GK_REDUCTION_ADD,
+        GK_REDUCTION_MUL,
+        GK_REDUCTION_MAX,
+        GK_REDUCTION_MIN,
+    ];
+    assert!(reductions.len() == Reduction::ALL.len());
+    let mut i = 0;
+    while i < reductions.len() {
+        assert!(reductions[i] == Reduction::ALL[i].code());
         i += 1;
     }
     assert!(GK_FLAVOR_ONNX == Flavor::Onnx.code());

@@ -17,6 +17,10 @@ use crate::error::{Error, Result, Status};
 use crate::ops::gather::Gather;
 use crate::ops::gather_elements::GatherElements;
 use crate::ops::gather_nd::GatherNd;
+use crate::ops::scatter::elements::ScatterElements;
+use crate::ops::scatter::nd::ScatterNd;
+use crate::ops::scatter::reduction::Reduction;
+use crate::ops::scatter::{self, ScatterOperator, ScatterPlan};
 use crate::ops::{buffers, Operator, Plan};
 use crate::options::Options;
 use crate::tensor::TensorDesc;
@@ -181,6 +185,78 @@ unsafe fn shape_query<O: Operator>(
     let plan = boxed_plan(&d, &i, &options, make)?;
     // SAFETY: forwarded contract.
     unsafe { write_shape(plan.output_shape(), shape_out, shape_capacity, rank_out) }
+}
+
+/// Steps 1–2 for a scatter (data, indices, updates, output); not inlined, as [`read_call`].
+///
+/// # Safety
+/// As for `gk_scatter_elements`.
+#[inline(never)]
+unsafe fn read_scatter_call(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    updates: *const gk_tensor,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> Result<([Descriptor; 4], Options)> {
+    // SAFETY: the four pointers are NULL or valid, by the function's contract.
+    let raws = unsafe {
+        [
+            read_tensor("data", data)?,
+            read_tensor("indices", indices)?,
+            read_tensor("updates", updates)?,
+            read_tensor_mut("output", output)?,
+        ]
+    };
+    // SAFETY: forwarded contract.
+    unsafe { read_rest(raws, options) }
+}
+
+/// One scatter call through the C ABI: steps 1–2 here, 3–8 in the plan, step 9 (with the
+/// in-place rule) on the raw pointers, then the kernels.
+///
+/// # Safety
+/// As for `gk_scatter_elements`.
+unsafe fn scatter_call<O: ScatterOperator>(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    updates: *const gk_tensor,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+    make: impl FnOnce(
+        TensorDesc<'_>,
+        TensorDesc<'_>,
+        TensorDesc<'_>,
+        &Options,
+    ) -> Result<ScatterPlan<O>>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let ([d, i, u, o], options) =
+        unsafe { read_scatter_call(data, indices, updates, output, options) }?;
+    let plan = boxed_scatter_plan(&d, &i, &u, &options, make)?;
+    plan.check_output(o.desc())?;
+    // SAFETY: forwarded contract: each address holds its tensor's bytes, which the plan knows.
+    let b = unsafe {
+        scatter::buffers::view_addresses(&plan, [d.address, i.address, u.address, o.address])
+    }?;
+    plan.run_checked(b)
+}
+
+/// Steps 3–7 for a scatter: the plan, on the heap (see [`boxed_plan`]).
+#[inline(never)]
+fn boxed_scatter_plan<O>(
+    data: &Descriptor,
+    indices: &Descriptor,
+    updates: &Descriptor,
+    options: &Options,
+    make: impl FnOnce(
+        TensorDesc<'_>,
+        TensorDesc<'_>,
+        TensorDesc<'_>,
+        &Options,
+    ) -> Result<ScatterPlan<O>>,
+) -> Result<Box<ScatterPlan<O>>> {
+    make(data.desc(), indices.desc(), updates.desc(), options).map(Box::new)
 }
 
 /// Sets `*options` to the defaults for a struct of `struct_size` bytes (pass `sizeof *options`):
@@ -386,6 +462,65 @@ pub unsafe extern "C" fn gk_gather_output_shape(
                 |d, i, o| Gather::new(d, i, axis, batch_dims, o),
             )
         }
+    })
+}
+
+/// ScatterElements: `output` is `data` with, for every position `p` of `indices` in row-major
+/// order, `output[p with p[axis] = indices[p]]` replaced by `updates[p]` (`reduction`
+/// GK_REDUCTION_NONE: the last duplicate wins) or combined with it (ADD, MUL from opset 16; MAX,
+/// MIN from opset 18). `updates` has the shape of `indices`, which has data's rank and, off the
+/// axis, dimensions at most data's.
+///
+/// In place: pass `output->data == data->data` (with output's dtype and shape equal to data's);
+/// only updated elements are written. Any other overlap of output with an input is
+/// GK_STATUS_OVERLAP. Checks as `gk_gather_elements` (an unknown `reduction` code is
+/// GK_STATUS_INVALID_ATTRIBUTE, checked before the version), with `axis` and `reduction` as the
+/// attribute step; every index value is checked before anything is written, so on any error
+/// (GK_STATUS_INDEX_OUT_OF_BOUNDS included) neither the output nor an in-place data changed.
+///
+/// # Safety
+/// As for `gk_gather_elements`, with `updates` an input like `indices`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_scatter_elements(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    updates: *const gk_tensor,
+    axis: i64,
+    reduction: i32,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        scatter_call(data, indices, updates, output, options, |d, i, u, o| {
+            ScatterElements::new(d, i, u, axis, Reduction::try_from(reduction)?, o)
+        })
+    })
+}
+
+/// ScatterND: `output` is `data` with, for every tuple of `indices` (its last dimension, `k`
+/// values, `0 <= k <= rank(data)`) in row-major order, the slice `output[tuple, ...]` replaced by
+/// (or combined with) the tuple's part of `updates`, whose shape is
+/// `indices.shape[:-1] + data.shape[k:]`. Indices may be int64 (ONNX) or int32.
+///
+/// In place, checks and errors as `gk_scatter_elements`, with `reduction` the attribute step.
+///
+/// # Safety
+/// As for `gk_scatter_elements`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_scatter_nd(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    updates: *const gk_tensor,
+    reduction: i32,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        scatter_call(data, indices, updates, output, options, |d, i, u, o| {
+            ScatterNd::new(d, i, u, Reduction::try_from(reduction)?, o)
+        })
     })
 }
 

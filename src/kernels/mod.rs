@@ -14,7 +14,9 @@
 //! Kernels move [`RawElement`](crate::repr::RawElement)s: elements known only by their width
 //! (`u8`, `u16`, `u32`, `[u32; 2]`, `[u64; 2]`). A kernel only ever stores elements it loaded from
 //! the data slice, which is what makes it sound to run a kernel on a `bool` or `StringHandle`
-//! output viewed as raw elements.
+//! output viewed as raw elements. A scatter also stores updates (of the data's dtype) and
+//! results of the dtype's own arithmetic ([`scatter::combine`]: bool results are 0 or 1,
+//! strings are only copied), which keeps the same invariant.
 
 mod cursor;
 mod gather_elements;
@@ -22,6 +24,7 @@ mod isa;
 mod parallel;
 mod prefetch;
 mod resolve;
+pub(crate) mod scatter;
 mod slices;
 mod stream;
 mod views;
@@ -30,8 +33,8 @@ pub(crate) use gather_elements::ElementsKernel;
 pub use gather_elements::ElementsTraversal;
 pub(crate) use slices::SliceKernel;
 pub(crate) use views::{
-    bytes_out, element_bytes, element_bytes_out, from_bytes, from_bytes_out, index_bytes,
-    indices_from_bytes, uninit_bytes_out,
+    bytes_out, element_bytes, element_bytes_mut, element_bytes_out, from_bytes, from_bytes_mut,
+    from_bytes_out, index_bytes, indices_from_bytes, uninit_bytes_out,
 };
 
 use crate::repr::{IndexElement, RawElement};

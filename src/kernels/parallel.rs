@@ -89,20 +89,22 @@ where
 }
 
 /// An output that several threads write at once, each through ranges no other thread touches.
-pub(crate) struct DisjointOut<'a, E> {
-    ptr: *mut MaybeUninit<E>,
+/// `T` is the output's element: `MaybeUninit<E>` for a gather's fresh output, `E` for a scatter
+/// into initialized memory.
+pub(crate) struct DisjointOut<'a, T> {
+    ptr: *mut T,
     len: usize,
-    _borrow: std::marker::PhantomData<&'a mut [MaybeUninit<E>]>,
+    _borrow: std::marker::PhantomData<&'a mut [T]>,
 }
 
 // SAFETY: it hands out `&mut` ranges only through `range`, whose contract makes them disjoint;
-// sharing it is like sharing disjoint `&mut` slices, which is fine for `E: Send`.
-unsafe impl<E: Send> Sync for DisjointOut<'_, E> {}
+// sharing it is like sharing disjoint `&mut` slices, which is fine for `T: Send`.
+unsafe impl<T: Send> Sync for DisjointOut<'_, T> {}
 // SAFETY: as above.
-unsafe impl<E: Send> Send for DisjointOut<'_, E> {}
+unsafe impl<T: Send> Send for DisjointOut<'_, T> {}
 
-impl<'a, E> DisjointOut<'a, E> {
-    pub(crate) fn new(out: &'a mut [MaybeUninit<E>]) -> DisjointOut<'a, E> {
+impl<'a, T> DisjointOut<'a, T> {
+    pub(crate) fn new(out: &'a mut [T]) -> DisjointOut<'a, T> {
         DisjointOut {
             ptr: out.as_mut_ptr(),
             len: out.len(),
@@ -117,9 +119,9 @@ impl<'a, E> DisjointOut<'a, E> {
     // Handing out `&mut` from `&self` is the point: threads share the handle, and the contract
     // above keeps their ranges apart.
     #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn range(&self, start: usize, len: usize) -> &mut [MaybeUninit<E>] {
-        // Cannot fail for a validated plan (the tiled traversal asks only for rows of the output);
-        // it stays a real check because the pointer arithmetic below relies on it.
+    pub(crate) unsafe fn range(&self, start: usize, len: usize) -> &mut [T] {
+        // Cannot fail for a validated plan (callers ask only for ranges of the output); it stays
+        // a real check because the pointer arithmetic below relies on it.
         assert!(
             start <= self.len && len <= self.len - start,
             "range outside the output"

@@ -121,6 +121,29 @@ pub(crate) fn from_bytes_out<E: RawElement>(
     cast_bytes_out(bytes)
 }
 
+/// Elements as bytes a scatter updates in place.
+pub(crate) fn element_bytes_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: the same memory, fully initialised, alignment 1; `T` has no padding. Writes
+    // through the result keep every `T` valid: a scatter stores only elements copied from
+    // updates of the same dtype or computed by that dtype's own arithmetic (bool results are 0
+    // or 1; strings are only copied), the module invariant of `kernels`.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), size_of_val(s)) }
+}
+
+/// Mutable bytes as raw elements (see [`cast_bytes`] for when this is `None`).
+pub(crate) fn from_bytes_mut<E: RawElement>(bytes: &mut [u8]) -> Option<&mut [E]> {
+    if bytes.is_empty() {
+        return Some(&mut []);
+    }
+    if bytes.as_ptr() as usize % align_of::<E>() != 0 || bytes.len() % size_of::<E>() != 0 {
+        return None;
+    }
+    let len = bytes.len() / size_of::<E>();
+    // SAFETY: aligned and whole (checked above); every bit pattern is a raw element and every
+    // raw element's bytes are valid `u8`s.
+    Some(unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<E>(), len) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,7 +72,7 @@ pub(crate) fn check_alignment<O>(plan: &Plan<O>, buffers: &ByteBuffers<'_>) -> R
     Ok(())
 }
 
-fn check_aligned(what: &str, address: usize, dtype: DType) -> Result<()> {
+pub(crate) fn check_aligned(what: &str, address: usize, dtype: DType) -> Result<()> {
     // Cannot divide by zero: every dtype's alignment is 1, 2, 4 or 8.
     if address % dtype.alignment() != 0 {
         return Err(Error::new(
@@ -152,7 +152,7 @@ pub(crate) unsafe fn view_addresses<'a, O>(
 
 /// # Safety
 /// As for [`view_addresses`]: `len` readable bytes at `address` for `'a` when `len > 0`.
-unsafe fn view<'a>(address: usize, len: usize) -> &'a [u8] {
+pub(crate) unsafe fn view<'a>(address: usize, len: usize) -> &'a [u8] {
     match len {
         0 => &[],
         // SAFETY: the caller's contract.
@@ -162,7 +162,7 @@ unsafe fn view<'a>(address: usize, len: usize) -> &'a [u8] {
 
 /// # Safety
 /// As for [`view_addresses`]: `len` writable bytes at `address` for `'a`, used by nothing else.
-unsafe fn view_mut<'a>(address: usize, len: usize) -> &'a mut [MaybeUninit<u8>] {
+pub(crate) unsafe fn view_mut<'a>(address: usize, len: usize) -> &'a mut [MaybeUninit<u8>] {
     match len {
         0 => &mut [],
         // SAFETY: the caller's contract; the output may be uninitialized, hence `MaybeUninit`.

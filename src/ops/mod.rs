@@ -20,6 +20,7 @@ pub(crate) mod gather;
 pub(crate) mod gather_elements;
 pub(crate) mod gather_nd;
 pub(crate) mod plan;
+pub(crate) mod scatter;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};

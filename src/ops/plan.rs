@@ -51,31 +51,12 @@ impl<O: Operator> Plan<O> {
     // Not inlined: its messages' frame would sit under every later step of a C call.
     #[inline(never)]
     pub fn check_output(&self, output: TensorDesc<'_>) -> Result<()> {
-        let expected = self.output_shape.as_slice();
-        let problem = if output.dtype != self.data_dtype {
-            format!(
-                "output dtype is {} but data dtype is {}; they must be equal",
-                output.dtype, self.data_dtype
-            )
-        } else if output.shape.len() != expected.len() {
-            format!(
-                "output has rank {} but {} produces rank {} (shape {})",
-                output.shape.len(),
-                self.operator,
-                expected.len(),
-                format_dims(expected)
-            )
-        } else if output.shape != expected {
-            format!(
-                "output shape {} differs from the {} output shape {}",
-                format_dims(output.shape),
-                self.operator,
-                format_dims(expected)
-            )
-        } else {
-            return Ok(());
-        };
-        Err(Error::new(Status::OutputMismatch, problem))
+        check_output(
+            self.operator,
+            self.data_dtype,
+            self.output_shape.as_slice(),
+            output,
+        )
     }
 
     /// Runs the plan into `output`. Checks that `T` and `I` are the planned dtypes and that each
@@ -248,4 +229,36 @@ impl<O> Plan<O> {
             op,
         })
     }
+}
+
+/// Step 8 for every operator: `output` has the data's dtype and exactly the `expected` shape
+/// (`Status::OutputMismatch` otherwise).
+pub(crate) fn check_output(
+    operator: &str,
+    data_dtype: DType,
+    expected: &[usize],
+    output: TensorDesc<'_>,
+) -> Result<()> {
+    let problem = if output.dtype != data_dtype {
+        format!(
+            "output dtype is {} but data dtype is {data_dtype}; they must be equal",
+            output.dtype
+        )
+    } else if output.shape.len() != expected.len() {
+        format!(
+            "output has rank {} but {operator} produces rank {} (shape {})",
+            output.shape.len(),
+            expected.len(),
+            format_dims(expected)
+        )
+    } else if output.shape != expected {
+        format!(
+            "output shape {} differs from the {operator} output shape {}",
+            format_dims(output.shape),
+            format_dims(expected)
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::new(Status::OutputMismatch, problem))
 }

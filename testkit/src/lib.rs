@@ -5,6 +5,8 @@
 //! - [`count`], [`coords`], [`flat`]: row-major shape arithmetic;
 //! - [`reference`](mod@reference): Gather, GatherElements and GatherND written straight from their
 //!   specifications, one element at a time, to compare the optimised kernels with;
+//! - [`scatter`](mod@scatter): ScatterElements and ScatterND with their reductions, written the
+//!   same way, with the element types' exact combining rules ([`scatter::Combine`]);
 //! - [`test_each`]: runs a table of rows and reports every failing row, not only the first.
 //!
 //! Shapes are `&[usize]`, index values `i64` and elements any `T: Copy`: nothing here depends on
@@ -12,6 +14,7 @@
 
 pub mod reference;
 mod rng;
+pub mod scatter;
 mod shape;
 mod table;
 

@@ -10,6 +10,7 @@
 //! order ([`rows`]) or in cache tiles ([`tiled`]); both gather with the strided-rows loop
 //! ([`strided_rows`]).
 
+mod offsets;
 mod rows;
 mod strided_rows;
 mod tiled;

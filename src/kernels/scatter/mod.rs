@@ -1,0 +1,94 @@
+//! Scatter: the gather traversals run backwards. Each update lands on (or is combined into) the
+//! output element or slice its index names: ScatterElements addresses one element per update by
+//! the GatherElements traversal, ScatterND a slice per index tuple as GatherND does.
+//!
+//! A call runs in two phases, so that nothing is written before every index value is known good
+//! and each value is read from caller memory once:
+//! 1. **Targets** ([`targets`]): every index value is read once, checked and turned into the flat
+//!    output offset of its element or slice, in a private buffer (split among tasks by index
+//!    position). A bad value ends the call here, with the first in row-major order, and nothing
+//!    written: not the copy of `data`, not an in-place `data`.
+//! 2. **Apply** ([`apply`]): the output is cut into contiguous destination ranges, one per task;
+//!    each task copies its range of `data` (unless the call is in place) and then applies, in
+//!    row-major order of the updates, the part of every update that lands in its range. Two
+//!    updates of the same element are therefore always applied by one task, in row-major order:
+//!    the last one wins for `none`, and a reduction folds them in that order, whatever the
+//!    number of tasks or the host's pool (bitwise identical results, float sums included).
+
+mod apply;
+pub(crate) mod combine;
+mod targets;
+
+pub(crate) use targets::Targets;
+
+use super::BadIndex;
+use crate::repr::{IndexElement, RawElement};
+use crate::threads::ThreadBudget;
+use combine::Combine;
+use std::mem::{size_of, MaybeUninit};
+
+/// Where a scatter writes: a separate output that starts as a copy of `data`, or `data` itself.
+pub(crate) enum Destination<'a, E> {
+    /// `out` becomes `data` with the updates applied; every element of it is written.
+    Copy {
+        data: &'a [E],
+        out: &'a mut [MaybeUninit<E>],
+    },
+    /// `data` is updated in place; only the updated elements are written.
+    InPlace(&'a mut [E]),
+}
+
+impl<E> Destination<'_, E> {
+    fn len(&self) -> usize {
+        match self {
+            Destination::Copy { out, .. } => out.len(),
+            Destination::InPlace(out) => out.len(),
+        }
+    }
+}
+
+/// A validated scatter: where its targets come from and how many elements each receives.
+#[derive(Clone, Debug)]
+pub(crate) struct ScatterKernel {
+    targets: Targets,
+    /// Elements per target: 1 (ScatterElements) or the slice length (ScatterND).
+    slice_len: usize,
+}
+
+impl ScatterKernel {
+    pub(crate) fn new(targets: Targets) -> ScatterKernel {
+        let slice_len = targets.slice_len();
+        ScatterKernel { targets, slice_len }
+    }
+
+    /// Runs both phases. `updates` holds `slice_len` elements per target, in row-major order.
+    pub(crate) fn run<E: RawElement, I: IndexElement, C: Combine<E>>(
+        &self,
+        destination: Destination<'_, E>,
+        indices: &[I],
+        updates: &[E],
+        budget: &ThreadBudget,
+    ) -> Result<(), BadIndex> {
+        let count = self.targets.count();
+        let mut offsets = Vec::<usize>::with_capacity(count);
+        let par = budget.parallel(count, self.targets.index_bytes::<I>() + size_of::<usize>());
+        // Cannot panic: the capacity is `count`.
+        self.targets
+            .offsets(indices, &mut offsets.spare_capacity_mut()[..count], par)?;
+        // SAFETY: `offsets` wrote every one of the `count` slots (also on a bad index, which
+        // returned above anyway).
+        unsafe { offsets.set_len(count) };
+
+        let copied = match destination {
+            Destination::Copy { .. } => destination.len(),
+            Destination::InPlace(_) => 0,
+        };
+        let moved = copied
+            .saturating_add(updates.len().saturating_mul(2))
+            .saturating_mul(size_of::<E>());
+        let ranges = apply::range_count(destination.len());
+        let par = budget.parallel(ranges, moved / ranges.max(1));
+        apply::apply::<E, C>(destination, &offsets, updates, self.slice_len, par);
+        Ok(())
+    }
+}

@@ -1,0 +1,142 @@
+//! Phase 1 of a scatter: every index value read once, checked, and made the flat output offset
+//! of the element or slice it names.
+
+use crate::kernels::parallel::split_units;
+use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
+use crate::kernels::{BadIndex, ElementsKernel};
+use crate::repr::IndexElement;
+use crate::shape::{saturating_product, Dims};
+use crate::threads::Parallel;
+use std::mem::{size_of, MaybeUninit};
+
+/// Where a scatter's updates go.
+#[derive(Clone, Debug)]
+pub(crate) enum Targets {
+    /// One element per index value, by the GatherElements traversal (ScatterElements).
+    Elements(ElementsKernel),
+    /// One slice per tuple of `dims.len()` components (ScatterND; no components: every tuple
+    /// names the whole tensor).
+    Tuples {
+        tuples: usize,
+        /// `data.shape[..k]`: the ranges the components are checked against.
+        dims: Dims,
+        /// Data strides of those dimensions.
+        strides: Dims,
+        /// Product of `data.shape[k..]`.
+        slice_len: usize,
+    },
+}
+
+impl Targets {
+    /// ScatterND's targets for validated shapes (`q >= 1`, `k = indices.shape[-1] <= r`).
+    pub(crate) fn tuples(data_shape: &[usize], indices_shape: &[usize]) -> Targets {
+        // Cannot panic: q >= 1 and k <= r (validated).
+        let q = indices_shape.len();
+        let k = indices_shape[q - 1];
+        let slice_len = saturating_product(&data_shape[k..]);
+        let dims = Dims::from_slice(&data_shape[..k]);
+        let mut strides = Dims::from_slice(&data_shape[..k]);
+        let mut stride = slice_len;
+        for (s, &d) in strides
+            .as_mut_slice()
+            .iter_mut()
+            .zip(&data_shape[..k])
+            .rev()
+        {
+            *s = stride;
+            stride = stride.saturating_mul(d);
+        }
+        Targets::Tuples {
+            tuples: saturating_product(&indices_shape[..q - 1]),
+            dims,
+            strides,
+            slice_len,
+        }
+    }
+
+    /// Number of targets (index values, or tuples).
+    pub(crate) fn count(&self) -> usize {
+        match self {
+            Targets::Elements(kernel) => kernel.len(),
+            Targets::Tuples { tuples, .. } => *tuples,
+        }
+    }
+
+    /// Elements per target.
+    pub(crate) fn slice_len(&self) -> usize {
+        match self {
+            Targets::Elements(_) => 1,
+            Targets::Tuples { slice_len, .. } => *slice_len,
+        }
+    }
+
+    /// Index bytes read per target.
+    pub(crate) fn index_bytes<I>(&self) -> usize {
+        match self {
+            Targets::Elements(_) => size_of::<I>(),
+            Targets::Tuples { dims, .. } => dims.len() * size_of::<I>(),
+        }
+    }
+
+    /// Writes every target's flat offset (each index value read once); the first bad value in
+    /// row-major order of `indices` is the error, found after every slot was written.
+    pub(crate) fn offsets<I: IndexElement>(
+        &self,
+        indices: &[I],
+        offsets: &mut [MaybeUninit<usize>],
+        par: Parallel,
+    ) -> Result<(), BadIndex> {
+        match self {
+            Targets::Elements(kernel) => kernel.element_offsets(indices, offsets, par),
+            Targets::Tuples {
+                tuples,
+                dims,
+                strides,
+                ..
+            } => tuple_offsets(indices, *tuples, dims, strides, offsets, par),
+        }
+    }
+}
+
+/// `offsets[t] = sum(resolved(indices[t][j]) * strides[j])`, a block of whole tuples at a time.
+fn tuple_offsets<I: IndexElement>(
+    indices: &[I],
+    tuples: usize,
+    dims: &Dims,
+    strides: &Dims,
+    offsets: &mut [MaybeUninit<usize>],
+    par: Parallel,
+) -> Result<(), BadIndex> {
+    let (dims, strides) = (dims.as_slice(), strides.as_slice());
+    let k = dims.len();
+    if k == 0 {
+        for slot in offsets.iter_mut() {
+            slot.write(0);
+        }
+        return Ok(());
+    }
+    // Whole tuples per block; k <= MAX_RANK < INDEX_BLOCK, so at least one.
+    let per_block = INDEX_BLOCK / k;
+    split_units(offsets, tuples, 1, par, |range, chunk| {
+        let mut components = Components::new();
+        let mut bad = None;
+        let mut t = range.start;
+        for out in chunk.chunks_mut(per_block) {
+            // Cannot panic: indices.len() == tuples * k (validated plan).
+            let idx = &indices[t * k..(t + out.len()) * k];
+            let (positions, fit) = components.copy_resolved::<I, 0>(idx, dims);
+            for (slot, tuple) in out.iter_mut().zip(positions.chunks_exact(k)) {
+                slot.write(tuple.iter().zip(strides).map(|(p, s)| p * s).sum());
+            }
+            if !fit && bad.is_none() {
+                let (j, value) = first_bad_component(idx, dims);
+                bad = Some(BadIndex {
+                    position: t * k + j,
+                    value,
+                });
+            }
+            t += out.len();
+        }
+        bad.map_or(Ok(()), Err)
+    })
+}

@@ -1,0 +1,148 @@
+//! ScatterND: ONNX 11, 13, 16 and 18.
+//!
+//! Specification: <https://onnx.ai/onnx/operators/onnx__ScatterND.html> (older versions in
+//! `docs/Changelog.md`). Each tuple (the last dimension of `indices`, `k` values) names a slice
+//! `output[tuple, ...]` of shape `data.shape[k:]`, which the tuple's updates replace (or are
+//! combined into), tuples in row-major order: the GatherND traversal with the roles of input and
+//! output swapped. ONNX types indices as int64; gatherkit also takes int32, as for GatherND.
+
+use super::reduction::Reduction;
+use super::{check_reduction, select_and_check_dtypes, ScatterOperator, ScatterPlan, Validated};
+use crate::error::{Error, Result, Status};
+use crate::kernels::scatter::{ScatterKernel, Targets};
+use crate::kernels::BadIndex;
+use crate::ops::allowed_range;
+use crate::options::Options;
+use crate::shape::{check_rank_limit, coordinates, format_dims, Dims};
+use crate::tensor::TensorDesc;
+
+/// A validated ScatterND call: a [`ScatterPlan`] whose constructor is [`ScatterNd::new`].
+pub type ScatterNd = ScatterPlan<ScatterNdOp>;
+
+/// The ScatterND half of a [`ScatterNd`] plan.
+#[derive(Clone, Debug)]
+pub struct ScatterNdOp {
+    data_shape: Dims,
+    indices_shape: Dims,
+}
+
+const NAMES: [&str; 4] = [
+    "ScatterND-11",
+    "ScatterND-13",
+    "ScatterND-16",
+    "ScatterND-18",
+];
+
+impl ScatterNd {
+    /// Validates a call (everything but the buffers and index values), in this order: version,
+    /// dtypes, ranks, `reduction`, shapes, sizes. `k = indices.shape[-1]` may be 0 to `r`
+    /// (0: every tuple names the whole tensor); `updates` has the shape
+    /// `indices.shape[:-1] + data.shape[k:]`.
+    pub fn new(
+        data: TensorDesc<'_>,
+        indices: TensorDesc<'_>,
+        updates: TensorDesc<'_>,
+        reduction: Reduction,
+        options: &Options,
+    ) -> Result<ScatterNd> {
+        let v = validate(&data, &indices, &updates, reduction, options)?;
+        build(data, indices, updates, v, reduction, options)
+    }
+}
+
+/// Steps 3–6. Not inlined, as for ScatterElements.
+#[inline(never)]
+fn validate(
+    data: &TensorDesc<'_>,
+    indices: &TensorDesc<'_>,
+    updates: &TensorDesc<'_>,
+    reduction: Reduction,
+    options: &Options,
+) -> Result<Validated> {
+    let v = select_and_check_dtypes("ScatterND", NAMES, data, indices, updates, options)?;
+    let op = v.operator;
+    let (r, q) = (data.shape.len(), indices.shape.len());
+    check_rank_limit("data", r)?;
+    check_rank_limit("indices", q)?;
+    check_rank_limit("updates", updates.shape.len())?;
+    if r == 0 || q == 0 {
+        let which = if r == 0 { "data" } else { "indices" };
+        return Err(Error::new(
+            Status::InvalidRank,
+            format!("{op}: {which} has rank 0; it must be at least 1"),
+        ));
+    }
+    check_reduction(&v, reduction, data.dtype)?;
+
+    // Cannot panic: q >= 1.
+    let k = indices.shape[q - 1];
+    if k > r {
+        return Err(Error::new(
+            Status::ShapeMismatch,
+            format!("{op}: indices.shape[-1] = {k} must be in [0, {r}] (the data rank)"),
+        ));
+    }
+    let expected_rank = q - 1 + (r - k);
+    let matches = updates.shape.len() == expected_rank
+        && updates.shape[..q - 1] == indices.shape[..q - 1]
+        && updates.shape[q - 1..] == data.shape[k..];
+    if !matches {
+        let mut expected = Dims::new();
+        for &d in indices.shape[..q - 1].iter().chain(&data.shape[k..]) {
+            expected.push(d);
+        }
+        let status = if updates.shape.len() == expected_rank {
+            Status::ShapeMismatch
+        } else {
+            Status::InvalidRank
+        };
+        return Err(Error::new(
+            status,
+            format!(
+                "{op}: updates shape {} must be indices.shape[:-1] + data.shape[{k}:] = {} (indices shape {}, data shape {})",
+                format_dims(updates.shape),
+                format_dims(expected.as_slice()),
+                format_dims(indices.shape),
+                format_dims(data.shape)
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// Step 7 and the plan. Not inlined: the plan under construction lives in this frame only.
+#[inline(never)]
+fn build(
+    data: TensorDesc<'_>,
+    indices: TensorDesc<'_>,
+    updates: TensorDesc<'_>,
+    v: Validated,
+    reduction: Reduction,
+    options: &Options,
+) -> Result<ScatterNd> {
+    let kernel = ScatterKernel::new(Targets::tuples(data.shape, indices.shape));
+    let op = ScatterNdOp {
+        data_shape: Dims::from_slice(data.shape),
+        indices_shape: Dims::from_slice(indices.shape),
+    };
+    ScatterPlan::assemble(v, &data, &indices, &updates, reduction, kernel, options, op)
+}
+
+impl ScatterOperator for ScatterNdOp {
+    fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error {
+        // Cannot panic: the position is an element of indices, so k >= 1 and the component
+        // `j < k <= r` names a data dimension.
+        let shape = self.indices_shape.as_slice();
+        let at = coordinates(bad.position, shape);
+        let j = at.as_slice()[shape.len() - 1];
+        let allowed = allowed_range(j, self.data_shape.as_slice()[j]);
+        Error::new(
+            Status::IndexOutOfBounds,
+            format!(
+                "{operator}: indices{} = {} is out of range; {allowed}",
+                format_dims(at.as_slice()),
+                bad.value
+            ),
+        )
+    }
+}

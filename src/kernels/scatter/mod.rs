@@ -47,6 +47,38 @@ impl<E> Destination<'_, E> {
     }
 }
 
+/// A target's flat output offset, as phase 1 stores it: `u32` when the output has at most
+/// `u32::MAX` elements (almost always), which halves the buffer phase 1 writes and phase 2
+/// reads (for a 4M-update ScatterElements, 16 MiB instead of 32 MiB), else `usize`.
+pub(crate) trait Offset: Copy + Send + Sync + 'static {
+    /// `v`, which the caller knows fits (an offset into an output this type was chosen for).
+    fn new(v: usize) -> Self;
+    fn get(self) -> usize;
+}
+
+impl Offset for u32 {
+    #[inline(always)]
+    fn new(v: usize) -> u32 {
+        debug_assert!(v <= u32::MAX as usize);
+        v as u32
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+impl Offset for usize {
+    #[inline(always)]
+    fn new(v: usize) -> usize {
+        v
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+}
+
 /// A validated scatter: where its targets come from and how many elements each receives.
 #[derive(Clone, Debug)]
 pub(crate) struct ScatterKernel {
@@ -69,9 +101,23 @@ impl ScatterKernel {
         updates: &[E],
         budget: &ThreadBudget,
     ) -> Result<(), BadIndex> {
+        if destination.len() <= u32::MAX as usize {
+            self.run_with::<E, I, C, u32>(destination, indices, updates, budget)
+        } else {
+            self.run_with::<E, I, C, usize>(destination, indices, updates, budget)
+        }
+    }
+
+    fn run_with<E: RawElement, I: IndexElement, C: Combine<E>, O: Offset>(
+        &self,
+        destination: Destination<'_, E>,
+        indices: &[I],
+        updates: &[E],
+        budget: &ThreadBudget,
+    ) -> Result<(), BadIndex> {
         let count = self.targets.count();
-        let mut offsets = Vec::<usize>::with_capacity(count);
-        let par = budget.parallel(count, self.targets.index_bytes::<I>() + size_of::<usize>());
+        let mut offsets = Vec::<O>::with_capacity(count);
+        let par = budget.parallel(count, self.targets.index_bytes::<I>() + size_of::<O>());
         // Cannot panic: the capacity is `count`.
         self.targets
             .offsets(indices, &mut offsets.spare_capacity_mut()[..count], par)?;
@@ -88,7 +134,7 @@ impl ScatterKernel {
             .saturating_mul(size_of::<E>());
         let ranges = apply::range_count(destination.len());
         let par = budget.parallel(ranges, moved / ranges.max(1));
-        apply::apply::<E, C>(destination, &offsets, updates, self.slice_len, par);
+        apply::apply::<E, C, O>(destination, &offsets, updates, self.slice_len, par);
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Phase 1 of a scatter: every index value read once, checked, and made the flat output offset
 //! of the element or slice it names.
 
+use super::Offset;
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::{BadIndex, ElementsKernel};
@@ -80,10 +81,10 @@ impl Targets {
 
     /// Writes every target's flat offset (each index value read once); the first bad value in
     /// row-major order of `indices` is the error, found after every slot was written.
-    pub(crate) fn offsets<I: IndexElement>(
+    pub(crate) fn offsets<I: IndexElement, O: Offset>(
         &self,
         indices: &[I],
-        offsets: &mut [MaybeUninit<usize>],
+        offsets: &mut [MaybeUninit<O>],
         par: Parallel,
     ) -> Result<(), BadIndex> {
         match self {
@@ -99,19 +100,19 @@ impl Targets {
 }
 
 /// `offsets[t] = sum(resolved(indices[t][j]) * strides[j])`, a block of whole tuples at a time.
-fn tuple_offsets<I: IndexElement>(
+fn tuple_offsets<I: IndexElement, O: Offset>(
     indices: &[I],
     tuples: usize,
     dims: &Dims,
     strides: &Dims,
-    offsets: &mut [MaybeUninit<usize>],
+    offsets: &mut [MaybeUninit<O>],
     par: Parallel,
 ) -> Result<(), BadIndex> {
     let (dims, strides) = (dims.as_slice(), strides.as_slice());
     let k = dims.len();
     if k == 0 {
         for slot in offsets.iter_mut() {
-            slot.write(0);
+            slot.write(O::new(0));
         }
         return Ok(());
     }
@@ -126,7 +127,7 @@ fn tuple_offsets<I: IndexElement>(
             let idx = &indices[t * k..(t + out.len()) * k];
             let (positions, fit) = components.copy_resolved::<I, 0>(idx, dims);
             for (slot, tuple) in out.iter_mut().zip(positions.chunks_exact(k)) {
-                slot.write(tuple.iter().zip(strides).map(|(p, s)| p * s).sum());
+                slot.write(O::new(tuple.iter().zip(strides).map(|(p, s)| p * s).sum()));
             }
             if !fit && bad.is_none() {
                 let (j, value) = first_bad_component(idx, dims);

@@ -6,13 +6,13 @@
 //! and GatherND-8
 //! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-nd-8.html>.
 
-use super::{allowed_range, index_type, Operator, Plan};
+use super::{index_type, tuple_index_error, Operator, Plan};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, SliceKernel};
 use crate::options::{Flavor, Options};
 use crate::repr::IndexType;
-use crate::shape::{check_rank_limit, coordinates, format_dims, Dims, MAX_RANK};
+use crate::shape::{check_rank_limit, format_dims, Dims, MAX_RANK};
 use crate::tensor::TensorDesc;
 
 /// The GatherND specification a call follows.
@@ -272,28 +272,12 @@ impl Operator for GatherNdOp {
     }
 
     fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error {
-        // Cannot panic: indices have rank >= 1 (validated), `bad.position` is a real element (the
-        // kernels report positions they read), and its component j < k addresses data dimension
-        // b + j < r.
-        let shape = self.indices_shape.as_slice();
-        let at = coordinates(bad.position, shape);
-        let (tuple, component) = at.as_slice().split_at(shape.len() - 1);
-        let component = component[0];
-        let dim = self.batch_dims + component;
-        let size = self.data_shape.as_slice()[dim];
-        let allowed = allowed_range(dim, size);
-        let mut tuple_at = format_dims(tuple);
-        tuple_at.insert_str(
-            tuple_at.len() - 1,
-            if tuple.is_empty() { ":" } else { ", :" },
-        );
-        Error::new(
-            Status::IndexOutOfBounds,
-            format!(
-                "{operator}: index tuple indices{tuple_at}, component {component} (indices{}) = {} is out of range; {allowed}",
-                format_dims(at.as_slice()),
-                bad.value
-            ),
+        tuple_index_error(
+            operator,
+            self.indices_shape.as_slice(),
+            self.data_shape.as_slice(),
+            self.batch_dims,
+            bad,
         )
     }
 }

@@ -26,6 +26,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, Kernel};
 use crate::repr::IndexType;
+use crate::shape::{coordinates, format_dims};
 
 pub use plan::Plan;
 
@@ -50,6 +51,39 @@ pub(crate) fn allowed_range(dim: usize, size: usize) -> String {
             size - 1
         )
     }
+}
+
+/// The message for a bad component of an index tuple (GatherND, ScatterND): the tuple, the
+/// component, its value and the range of the data dimension it addresses (`first_dim + j` for
+/// component `j`: the tuples start after `first_dim` batch dimensions).
+pub(crate) fn tuple_index_error(
+    operator: &str,
+    indices_shape: &[usize],
+    data_shape: &[usize],
+    first_dim: usize,
+    bad: BadIndex,
+) -> Error {
+    // Cannot panic: indices have rank >= 1 (validated), `bad.position` is a real element (the
+    // kernels report positions they read), and its component j < k addresses data dimension
+    // first_dim + j < r.
+    let at = coordinates(bad.position, indices_shape);
+    let (tuple, component) = at.as_slice().split_at(indices_shape.len() - 1);
+    let component = component[0];
+    let dim = first_dim + component;
+    let allowed = allowed_range(dim, data_shape[dim]);
+    let mut tuple_at = format_dims(tuple);
+    tuple_at.insert_str(
+        tuple_at.len() - 1,
+        if tuple.is_empty() { ":" } else { ", :" },
+    );
+    Error::new(
+        Status::IndexOutOfBounds,
+        format!(
+            "{operator}: index tuple indices{tuple_at}, component {component} (indices{}) = {} is out of range; {allowed}",
+            format_dims(at.as_slice()),
+            bad.value
+        ),
+    )
 }
 
 /// Step 3, indices half: the index dtype must be int32 or int64.

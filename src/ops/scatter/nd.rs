@@ -11,9 +11,9 @@ use super::{check_reduction, select_and_check_dtypes, ScatterOperator, ScatterPl
 use crate::error::{Error, Result, Status};
 use crate::kernels::scatter::{ScatterKernel, Targets};
 use crate::kernels::BadIndex;
-use crate::ops::allowed_range;
+use crate::ops::tuple_index_error;
 use crate::options::Options;
-use crate::shape::{check_rank_limit, coordinates, format_dims, Dims};
+use crate::shape::{check_rank_limit, format_dims, Dims};
 use crate::tensor::TensorDesc;
 
 /// A validated ScatterND call: a [`ScatterPlan`] whose constructor is [`ScatterNd::new`].
@@ -130,19 +130,12 @@ fn build(
 
 impl ScatterOperator for ScatterNdOp {
     fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error {
-        // Cannot panic: the position is an element of indices, so k >= 1 and the component
-        // `j < k <= r` names a data dimension.
-        let shape = self.indices_shape.as_slice();
-        let at = coordinates(bad.position, shape);
-        let j = at.as_slice()[shape.len() - 1];
-        let allowed = allowed_range(j, self.data_shape.as_slice()[j]);
-        Error::new(
-            Status::IndexOutOfBounds,
-            format!(
-                "{operator}: indices{} = {} is out of range; {allowed}",
-                format_dims(at.as_slice()),
-                bad.value
-            ),
+        tuple_index_error(
+            operator,
+            self.indices_shape.as_slice(),
+            self.data_shape.as_slice(),
+            0,
+            bad,
         )
     }
 }

@@ -29,7 +29,7 @@ mod slices;
 mod stream;
 mod views;
 
-pub(crate) use gather_elements::ElementsKernel;
+pub(crate) use gather_elements::{DisjointTargets, ElementsKernel};
 pub use gather_elements::ElementsTraversal;
 pub(crate) use slices::SliceKernel;
 pub(crate) use views::{

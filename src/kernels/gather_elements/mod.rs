@@ -15,6 +15,8 @@ mod rows;
 mod strided_rows;
 mod tiled;
 
+pub(crate) use offsets::DisjointTargets;
+
 use super::{BadIndex, Kernel};
 use crate::repr::{IndexElement, RawElement};
 use crate::shape::{saturating_product, Dims};
@@ -48,6 +50,8 @@ pub(crate) struct ElementsKernel {
     axis_size: usize,
     /// Data stride of the axis.
     axis_stride: usize,
+    /// The axis's position among the row dimensions; `None` when rows run along the axis.
+    axis_row: Option<usize>,
     /// The traversal `run` takes, chosen once (see [`ElementsTraversal`]).
     traversal: ElementsTraversal,
     /// Columns per tile when the traversal is tiled.
@@ -140,6 +144,7 @@ impl ElementsKernel {
             inner_stride,
             axis_size,
             axis_stride,
+            axis_row: (axis_at < dims - 1).then_some(axis_at),
             traversal,
             tile_columns,
         }

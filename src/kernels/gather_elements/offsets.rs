@@ -10,10 +10,49 @@ use crate::kernels::resolve::{IndexCopy, INDEX_BLOCK};
 use crate::kernels::scatter::Offset;
 use crate::kernels::{first_bad_index, resolve_or_zero, BadIndex};
 use crate::repr::IndexElement;
+use crate::shape::saturating_product;
 use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 
+/// Positions of `indices` whose targets never meet, so that a scatter can split its updates
+/// among tasks without ordering them: two positions share a target only when they differ in the
+/// axis coordinate alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DisjointTargets {
+    /// `groups` contiguous runs of `group_len` positions; positions of different runs differ off
+    /// the axis (in the row dimensions outside the axis).
+    Runs { groups: usize, group_len: usize },
+    /// `rows` rows of `row_len` positions; positions in different columns differ off the axis
+    /// (the axis is a row dimension).
+    Columns { rows: usize, row_len: usize },
+}
+
 impl ElementsKernel {
+    /// The widest split of positions into sets with disjoint targets.
+    pub(crate) fn disjoint_targets(&self) -> DisjointTargets {
+        match self.axis_row {
+            // Rows run along the axis: each row is a line of its own.
+            None => DisjointTargets::Runs {
+                groups: self.rows,
+                group_len: self.row_len,
+            },
+            Some(a) => {
+                let outer = saturating_product(&self.row_counts.as_slice()[..a]);
+                if outer > 1 {
+                    DisjointTargets::Runs {
+                        groups: outer,
+                        group_len: self.len() / outer,
+                    }
+                } else {
+                    DisjointTargets::Columns {
+                        rows: self.rows,
+                        row_len: self.row_len,
+                    }
+                }
+            }
+        }
+    }
+
     /// Writes `offsets[p]` for every position of `indices` (row-major), each index value read
     /// once. On a bad value, every offset is still written (a bad value's as if it were 0) and
     /// the first bad position in row-major order is returned. Tasks split the positions, not the

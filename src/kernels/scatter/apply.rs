@@ -1,15 +1,21 @@
 //! Phase 2 of a scatter: the copy of `data` (unless in place) and the updates, applied in
 //! row-major order.
 //!
-//! Tasks split the output into destination ranges. Each task applies the part of every update
-//! that lands in its range, so each task scans every target's offset: the split pays only when
-//! that scan is cheap beside the task's share of the updates (slices of a cache line or more, or
-//! few targets). Otherwise the copy is split among tasks and the updates run on one.
+//! Two ways to split the updates among tasks, both keeping every element's updates on one task
+//! in row-major order:
+//! - by destination range: each task applies the part of every update that lands in its range,
+//!   so each scans every target's offset; it pays only when that scan is cheap beside the task's
+//!   share of the updates (slices of a cache line or more, or few targets);
+//! - by disjoint targets (ScatterElements): sets of positions that differ off the axis never
+//!   meet, so each task applies its sets, after the copy (split by range) is done.
+//!
+//! Otherwise the copy is split among tasks and the updates run on one.
 
 use super::combine::Combine;
 use super::{Destination, Offset};
 use crate::kernels::parallel::{for_each_range, DisjointOut};
 use crate::kernels::stream::{as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES};
+use crate::kernels::DisjointTargets;
 use crate::repr::RawElement;
 use crate::threads::Parallel;
 use std::mem::{size_of, MaybeUninit};
@@ -35,6 +41,7 @@ pub(super) fn apply<E: RawElement, C: Combine<E>, O: Offset>(
     offsets: &[O],
     updates: &[E],
     slice_len: usize,
+    disjoint: Option<DisjointTargets>,
     par: Parallel,
 ) {
     let len = destination.len();
@@ -46,7 +53,57 @@ pub(super) fn apply<E: RawElement, C: Combine<E>, O: Offset>(
         Destination::Copy { data, out } => copy_split(data, out, par, tasks),
         Destination::InPlace(out) => out,
     };
-    apply_range::<E, C, O, true>(out, 0, offsets, updates, slice_len);
+    match disjoint {
+        Some(sets) if tasks > 1 && slice_len == 1 && sets.count() > 1 => {
+            apply_disjoint::<E, C, O>(out, offsets, updates, sets, par)
+        }
+        _ => apply_range::<E, C, O, true>(out, 0, offsets, updates, slice_len),
+    }
+}
+
+impl DisjointTargets {
+    /// How many sets the split can hand out.
+    fn count(self) -> usize {
+        match self {
+            DisjointTargets::Runs { groups, .. } => groups,
+            DisjointTargets::Columns { row_len, .. } => row_len,
+        }
+    }
+}
+
+/// One-element targets applied by tasks that each own sets of positions with disjoint targets.
+fn apply_disjoint<E: RawElement, C: Combine<E>, O: Offset>(
+    out: &mut [E],
+    offsets: &[O],
+    updates: &[E],
+    sets: DisjointTargets,
+    par: Parallel,
+) {
+    let out = DisjointOut::new(out);
+    let apply_at = |p: usize| {
+        // Cannot panic: `p` is a position (below offsets.len() == updates.len()), and its offset
+        // was resolved from a checked index value.
+        let at = offsets[p].get();
+        // SAFETY: tasks own disjoint sets of positions whose targets never meet (the traversal's
+        // `disjoint_targets`), so no other task touches element `at` while this one does.
+        let slot = unsafe { &mut out.range(at, 1)[0] };
+        *slot = C::combine(*slot, updates[p]);
+    };
+    match sets {
+        DisjointTargets::Runs { groups, group_len } => {
+            for_each_range(groups, par, |runs| {
+                (runs.start * group_len..runs.end * group_len).for_each(apply_at);
+            });
+        }
+        DisjointTargets::Columns { rows, row_len } => {
+            for_each_range(row_len, par, |columns| {
+                for row in 0..rows {
+                    let first = row * row_len;
+                    (first + columns.start..first + columns.end).for_each(apply_at);
+                }
+            });
+        }
+    }
 }
 
 /// Whether `tasks` tasks, each scanning every target, finish the updates sooner than one task:

@@ -8,12 +8,13 @@
 //!    output offset of its element or slice, in a private buffer (split among tasks by index
 //!    position). A bad value ends the call here, with the first in row-major order, and nothing
 //!    written: not the copy of `data`, not an in-place `data`.
-//! 2. **Apply** ([`apply`]): the output is cut into contiguous destination ranges, one per task;
-//!    each task copies its range of `data` (unless the call is in place) and then applies, in
-//!    row-major order of the updates, the part of every update that lands in its range. Two
-//!    updates of the same element are therefore always applied by one task, in row-major order:
-//!    the last one wins for `none`, and a reduction folds them in that order, whatever the
-//!    number of tasks or the host's pool (bitwise identical results, float sums included).
+//! 2. **Apply** ([`apply`]): the copy of `data` (unless the call is in place) and the updates.
+//!    Tasks split the work so that two updates of the same element are always applied by one
+//!    task, in row-major order: by destination range (each task applies the part of every update
+//!    that lands in its range), or, for ScatterElements, by sets of positions the traversal knows
+//!    to have disjoint targets (positions that differ off the axis). The last duplicate wins for
+//!    `none`, and a reduction folds duplicates in that order, whatever the number of tasks or the
+//!    host's pool (bitwise identical results, float sums included).
 
 mod apply;
 pub(crate) mod combine;
@@ -134,7 +135,15 @@ impl ScatterKernel {
             .saturating_mul(size_of::<E>());
         let ranges = apply::range_count(destination.len());
         let par = budget.parallel(ranges, moved / ranges.max(1));
-        apply::apply::<E, C, O>(destination, &offsets, updates, self.slice_len, par);
+        let disjoint = self.targets.disjoint();
+        apply::apply::<E, C, O>(
+            destination,
+            &offsets,
+            updates,
+            self.slice_len,
+            disjoint,
+            par,
+        );
         Ok(())
     }
 }

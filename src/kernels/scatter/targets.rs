@@ -4,7 +4,7 @@
 use super::Offset;
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
-use crate::kernels::{BadIndex, ElementsKernel};
+use crate::kernels::{BadIndex, DisjointTargets, ElementsKernel};
 use crate::repr::IndexElement;
 use crate::shape::{saturating_product, Dims};
 use crate::threads::Parallel;
@@ -68,6 +68,15 @@ impl Targets {
         match self {
             Targets::Elements(_) => 1,
             Targets::Tuples { slice_len, .. } => *slice_len,
+        }
+    }
+
+    /// Sets of targets that never meet, if the traversal knows them without looking at index
+    /// values (ScatterElements; a ScatterND tuple may name any slice).
+    pub(crate) fn disjoint(&self) -> Option<DisjointTargets> {
+        match self {
+            Targets::Elements(kernel) => Some(kernel.disjoint_targets()),
+            Targets::Tuples { .. } => None,
         }
     }
 

@@ -70,6 +70,7 @@ pub use threads::{ParallelFor, ParallelForFn, TaskFn};
 pub use half::{bf16, f16};
 pub use num_complex::Complex;
 
+use ops::scatter::ScatterOperator;
 use std::mem::MaybeUninit;
 
 /// The README's Rust examples run as doc tests, so the front page stays true.
@@ -302,13 +303,7 @@ pub fn scatter_elements<T: Element, I: IndexElement>(
         reduction,
         options,
     )?;
-    plan.check_output(output.desc())?;
-    plan.run(
-        data.data(),
-        indices.data(),
-        updates.data(),
-        output.into_data(),
-    )
+    scatter_into(&plan, data, indices, updates, output)
 }
 
 /// ScatterElements applied to `data` itself: only the updated elements are written, and on an
@@ -365,11 +360,7 @@ pub fn scatter_elements_to_vec<T: Element, I: IndexElement>(
         reduction,
         options,
     )?;
-    let out = collect(
-        |buf| plan.run_uninit(data.data(), indices.data(), updates.data(), buf),
-        data.data().len(),
-    )?;
-    Ok((plan.output_shape().to_vec(), out))
+    scatter_to_vec(&plan, data, indices, updates)
 }
 
 /// ScatterElements on byte buffers whose dtypes are known only at run time. For in place, use
@@ -391,8 +382,7 @@ pub fn scatter_elements_dyn(
         reduction,
         options,
     )?;
-    plan.check_output(output.desc)?;
-    plan.run_bytes(data.bytes, indices.bytes, updates.bytes, output.bytes)
+    scatter_dyn(&plan, data, indices, updates, output)
 }
 
 /// ScatterND into a caller-provided output (a copy of `data` with the updates applied). See
@@ -430,13 +420,7 @@ pub fn scatter_nd<T: Element, I: IndexElement>(
         reduction,
         options,
     )?;
-    plan.check_output(output.desc())?;
-    plan.run(
-        data.data(),
-        indices.data(),
-        updates.data(),
-        output.into_data(),
-    )
+    scatter_into(&plan, data, indices, updates, output)
 }
 
 /// ScatterND applied to `data` itself: only the updated slices are written, and on an error
@@ -473,11 +457,7 @@ pub fn scatter_nd_to_vec<T: Element, I: IndexElement>(
         reduction,
         options,
     )?;
-    let out = collect(
-        |buf| plan.run_uninit(data.data(), indices.data(), updates.data(), buf),
-        data.data().len(),
-    )?;
-    Ok((plan.output_shape().to_vec(), out))
+    scatter_to_vec(&plan, data, indices, updates)
 }
 
 /// ScatterND on byte buffers whose dtypes are known only at run time. For in place, use
@@ -491,8 +471,7 @@ pub fn scatter_nd_dyn(
     options: &Options,
 ) -> Result<()> {
     let plan = ScatterNd::new(data.desc, indices.desc, updates.desc, reduction, options)?;
-    plan.check_output(output.desc)?;
-    plan.run_bytes(data.bytes, indices.bytes, updates.bytes, output.bytes)
+    scatter_dyn(&plan, data, indices, updates, output)
 }
 
 /// A plan's output checked, then run on typed slices.
@@ -529,6 +508,52 @@ fn run_dyn<O: ops::Operator>(
 ) -> Result<()> {
     plan.check_output(output.desc)?;
     plan.run_bytes(data.bytes, indices.bytes, output.bytes)
+}
+
+/// A scatter plan's output checked, then run on typed slices.
+#[allow(private_bounds)]
+fn scatter_into<O: ScatterOperator, T: Element, I: IndexElement>(
+    plan: &ScatterPlan<O>,
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    updates: TensorRef<'_, T>,
+    output: TensorMut<'_, T>,
+) -> Result<()> {
+    plan.check_output(output.desc())?;
+    plan.run(
+        data.data(),
+        indices.data(),
+        updates.data(),
+        output.into_data(),
+    )
+}
+
+/// A scatter plan run into a new vector of data's length.
+#[allow(private_bounds)]
+fn scatter_to_vec<O: ScatterOperator, T: Element, I: IndexElement>(
+    plan: &ScatterPlan<O>,
+    data: TensorRef<'_, T>,
+    indices: TensorRef<'_, I>,
+    updates: TensorRef<'_, T>,
+) -> Result<(Vec<usize>, Vec<T>)> {
+    let out = collect(
+        |buf| plan.run_uninit(data.data(), indices.data(), updates.data(), buf),
+        data.data().len(),
+    )?;
+    Ok((plan.output_shape().to_vec(), out))
+}
+
+/// A scatter plan's output checked, then run on byte buffers.
+#[allow(private_bounds)]
+fn scatter_dyn<O: ScatterOperator>(
+    plan: &ScatterPlan<O>,
+    data: DynTensorRef<'_>,
+    indices: DynTensorRef<'_>,
+    updates: DynTensorRef<'_>,
+    output: DynTensorMut<'_>,
+) -> Result<()> {
+    plan.check_output(output.desc)?;
+    plan.run_bytes(data.bytes, indices.bytes, updates.bytes, output.bytes)
 }
 
 fn index_desc<'a, I: IndexElement>(indices: &TensorRef<'a, I>) -> TensorDesc<'a> {

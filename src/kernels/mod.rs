@@ -29,8 +29,8 @@ mod slices;
 mod stream;
 mod views;
 
-pub(crate) use gather_elements::{DisjointTargets, ElementsKernel};
 pub use gather_elements::ElementsTraversal;
+pub(crate) use gather_elements::{DisjointTargets, ElementsKernel};
 pub(crate) use slices::SliceKernel;
 pub(crate) use views::{
     bytes_out, element_bytes, element_bytes_mut, element_bytes_out, from_bytes, from_bytes_mut,

@@ -40,7 +40,17 @@ pub(crate) fn check_element_counts<O>(plan: &Plan<O>, lengths: [usize; 3]) -> Re
 }
 
 fn check_counts<O>(plan: &Plan<O>, lengths: [usize; 3], in_bytes: bool) -> Result<()> {
-    for ((what, elements, dtype), got) in tensors(plan).into_iter().zip(lengths) {
+    check_tensor_lengths(&tensors(plan), &lengths, in_bytes)
+}
+
+/// Each buffer (of `lengths`, in bytes or elements) holds exactly its tensor's (name, element
+/// count, dtype) size; `InvalidArgument` names the first that does not. For every operator.
+pub(crate) fn check_tensor_lengths(
+    tensors: &[(&'static str, usize, DType)],
+    lengths: &[usize],
+    in_bytes: bool,
+) -> Result<()> {
+    for (&(what, elements, dtype), &got) in tensors.iter().zip(lengths) {
         // Cannot overflow: the plan checked every tensor's byte size against isize::MAX.
         let (expected, unit) = if in_bytes {
             (elements * dtype.size(), "bytes")
@@ -64,7 +74,15 @@ pub(crate) fn check_alignment<O>(plan: &Plan<O>, buffers: &ByteBuffers<'_>) -> R
         buffers.indices.as_ptr() as usize,
         buffers.output.as_ptr() as usize,
     ];
-    for ((what, elements, dtype), address) in tensors(plan).into_iter().zip(addresses) {
+    check_tensor_alignment(&tensors(plan), &addresses)
+}
+
+/// Each non-empty tensor's address is aligned for its dtype (`InvalidArgument`).
+pub(crate) fn check_tensor_alignment(
+    tensors: &[(&'static str, usize, DType)],
+    addresses: &[usize],
+) -> Result<()> {
+    for (&(what, elements, dtype), &address) in tensors.iter().zip(addresses) {
         if elements > 0 {
             check_aligned(what, address, dtype)?;
         }
@@ -102,42 +120,10 @@ pub(crate) unsafe fn view_addresses<'a, O>(
     addresses: [usize; 3],
 ) -> Result<ByteBuffers<'a>> {
     const NAMES: [&str; 3] = ["data->data", "indices->data", "output->data"];
-    let tensors = tensors(plan);
-    // Cannot overflow: the plan checked every tensor's byte size against isize::MAX.
-    let bytes = tensors.map(|(_, elements, dtype)| elements * dtype.size());
-    for ((name, address), len) in NAMES.into_iter().zip(addresses).zip(bytes) {
-        if address == 0 && len > 0 {
-            return Err(Error::new(
-                Status::NullPointer,
-                format!("{name} is NULL but the tensor has {len} bytes"),
-            ));
-        }
-    }
-    for (((name, address), len), (_, _, dtype)) in
-        NAMES.into_iter().zip(addresses).zip(bytes).zip(tensors)
-    {
-        if len > 0 {
-            check_aligned(name, address, dtype)?;
-        }
-    }
+    let bytes = check_addresses(&NAMES, &tensors(plan), &addresses)?;
     let out = (addresses[2], bytes[2]);
-    for (what, input) in [
-        ("data", (addresses[0], bytes[0])),
-        ("indices", (addresses[1], bytes[1])),
-    ] {
-        if out.1 > 0 && input.1 > 0 && out.0 < input.0 + input.1 && input.0 < out.0 + out.1 {
-            return Err(Error::new(
-                Status::Overlap,
-                format!(
-                    "output bytes [{:#x}, {:#x}) overlap {what} bytes [{:#x}, {:#x})",
-                    out.0,
-                    out.0 + out.1,
-                    input.0,
-                    input.0 + input.1
-                ),
-            ));
-        }
-    }
+    check_apart(out, "data", (addresses[0], bytes[0]), "")?;
+    check_apart(out, "indices", (addresses[1], bytes[1]), "")?;
     // SAFETY: each view is either empty or a non-NULL, aligned range the caller guarantees valid
     // for 'a, and the output range overlaps neither input range (checked above), so the `&mut`
     // is unique.
@@ -148,6 +134,56 @@ pub(crate) unsafe fn view_addresses<'a, O>(
             output: view_mut(addresses[2], bytes[2]),
         })
     }
+}
+
+/// Step 9's NULL and alignment checks for C addresses (`names[i]` for messages, e.g.
+/// `"data->data"`): a NULL address of a tensor with bytes is `NullPointer`, a misaligned one
+/// `InvalidArgument`. Returns each tensor's byte size.
+pub(crate) fn check_addresses<const N: usize>(
+    names: &[&str; N],
+    tensors: &[(&'static str, usize, DType); N],
+    addresses: &[usize; N],
+) -> Result<[usize; N]> {
+    // Cannot overflow: the plan checked every tensor's byte size against isize::MAX.
+    let bytes = tensors.map(|(_, elements, dtype)| elements * dtype.size());
+    for ((name, &address), &len) in names.iter().zip(addresses).zip(&bytes) {
+        if address == 0 && len > 0 {
+            return Err(Error::new(
+                Status::NullPointer,
+                format!("{name} is NULL but the tensor has {len} bytes"),
+            ));
+        }
+    }
+    for (((name, &address), &len), &(_, _, dtype)) in
+        names.iter().zip(addresses).zip(&bytes).zip(tensors)
+    {
+        if len > 0 {
+            check_aligned(name, address, dtype)?;
+        }
+    }
+    Ok(bytes)
+}
+
+/// `Overlap` when the output's bytes `(address, len)` overlap `what`'s; `hint` ends the message.
+pub(crate) fn check_apart(
+    out: (usize, usize),
+    what: &str,
+    input: (usize, usize),
+    hint: &str,
+) -> Result<()> {
+    if out.1 > 0 && input.1 > 0 && out.0 < input.0 + input.1 && input.0 < out.0 + out.1 {
+        return Err(Error::new(
+            Status::Overlap,
+            format!(
+                "output bytes [{:#x}, {:#x}) overlap {what} bytes [{:#x}, {:#x}){hint}",
+                out.0,
+                out.0 + out.1,
+                input.0,
+                input.0 + input.1
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// # Safety

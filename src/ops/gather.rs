@@ -8,7 +8,7 @@
 //! `data[p_0..p_{axis-1}, k, ...]`, and every position before the axis reuses the same indices.
 //! So it runs on the slice kernel with one-component tuples.
 
-use super::{allowed_range, index_type, Operator, Plan};
+use super::{allowed_range, index_type, normalize_axis, Operator, Plan};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, SliceKernel};
@@ -158,18 +158,7 @@ fn validate(
         ));
     }
 
-    let rank = r as i64;
-    if axis < -rank || axis >= rank {
-        return Err(Error::new(
-            Status::InvalidAttribute,
-            format!(
-                "{op}: axis {axis} is out of range [{}, {}] for rank {r}",
-                -rank,
-                rank - 1
-            ),
-        ));
-    }
-    let axis = if axis < 0 { axis + rank } else { axis } as usize;
+    let axis = normalize_axis(op, axis, r)?;
     let b = if version.has_batch_dims() {
         // OpenVINO normalizes a negative batch_dims with the indices' rank.
         let normalized = if batch_dims < 0 {

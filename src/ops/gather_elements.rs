@@ -4,7 +4,7 @@
 //! version 11 text in `docs/Changelog.md`), OpenVINO GatherElements-6
 //! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-elements-6.html>.
 
-use super::{allowed_range, index_type, Operator, Plan};
+use super::{allowed_range, index_type, normalize_axis, Operator, Plan};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, ElementsKernel, ElementsTraversal};
@@ -145,18 +145,7 @@ fn validate(
         ));
     }
 
-    let rank = r as i64;
-    if axis < -rank || axis >= rank {
-        return Err(Error::new(
-            Status::InvalidAttribute,
-            format!(
-                "{op}: axis {axis} is out of range [{}, {}] for rank {r}",
-                -rank,
-                rank - 1
-            ),
-        ));
-    }
-    let axis = if axis < 0 { axis + rank } else { axis } as usize;
+    let axis = normalize_axis(op, axis, r)?;
 
     let equal_off_axis = version.off_axis_dimensions_equal();
     for (d, (&n, &m)) in indices.shape.iter().zip(data.shape).enumerate() {

@@ -22,10 +22,10 @@ pub(crate) mod gather_nd;
 pub(crate) mod plan;
 pub(crate) mod scatter;
 
-use crate::dtype::DType;
+use crate::dtype::{DType, Element};
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, Kernel};
-use crate::repr::IndexType;
+use crate::repr::{IndexElement, IndexType};
 use crate::shape::{coordinates, format_dims};
 
 pub use plan::Plan;
@@ -84,6 +84,43 @@ pub(crate) fn tuple_index_error(
             bad.value
         ),
     )
+}
+
+/// The attribute step for an `axis` of a rank-`r` tensor: in `[-r, r - 1]` (`InvalidAttribute`
+/// otherwise), a negative one counting from the back; returns it in `0..r`.
+pub(crate) fn normalize_axis(operator: &str, axis: i64, r: usize) -> Result<usize> {
+    let rank = r as i64;
+    if axis < -rank || axis >= rank {
+        return Err(Error::new(
+            Status::InvalidAttribute,
+            format!(
+                "{operator}: axis {axis} is out of range [{}, {}] for rank {r}",
+                -rank,
+                rank - 1
+            ),
+        ));
+    }
+    Ok(if axis < 0 { axis + rank } else { axis } as usize)
+}
+
+/// A typed entry point's element and index types are the ones the plan was made for
+/// (`InvalidArgument` otherwise).
+pub(crate) fn check_types<T: Element, I: IndexElement>(
+    data_dtype: DType,
+    index_type: IndexType,
+) -> Result<()> {
+    if T::DTYPE == data_dtype && I::INDEX_TYPE == index_type {
+        return Ok(());
+    }
+    Err(Error::new(
+        Status::InvalidArgument,
+        format!(
+            "the plan was made for {data_dtype} data and {} indices, not {} and {}",
+            index_type.dtype(),
+            T::DTYPE,
+            I::INDEX_TYPE.dtype()
+        ),
+    ))
 }
 
 /// Step 3, indices half: the index dtype must be int32 or int64.

@@ -138,19 +138,7 @@ impl<O: Operator> Plan<O> {
     }
 
     fn check_types<T: Element, I: IndexElement>(&self) -> Result<()> {
-        if T::DTYPE == self.data_dtype && I::INDEX_TYPE == self.index_type {
-            return Ok(());
-        }
-        Err(Error::new(
-            Status::InvalidArgument,
-            format!(
-                "the plan was made for {} data and {} indices, not {} and {}",
-                self.data_dtype,
-                self.index_type.dtype(),
-                T::DTYPE,
-                I::INDEX_TYPE.dtype()
-            ),
-        ))
+        super::check_types::<T, I>(self.data_dtype, self.index_type)
     }
 }
 

@@ -4,9 +4,11 @@
 
 use super::ScatterPlan;
 use crate::dtype::DType;
-use crate::error::{Error, Result, Status};
+use crate::error::Result;
 use crate::kernels::scatter::Destination;
-use crate::ops::buffers::{check_aligned, view, view_mut};
+use crate::ops::buffers::{
+    check_addresses, check_apart, check_tensor_alignment, check_tensor_lengths, view, view_mut,
+};
 
 /// A scatter's buffers as bytes.
 pub(crate) struct ByteScatter<'a> {
@@ -27,58 +29,24 @@ fn tensors<O>(plan: &ScatterPlan<O>) -> [(&'static str, usize, DType); 4] {
 
 /// Typed buffers of `lengths` elements hold exactly their tensors' elements.
 pub(crate) fn check_element_counts<O>(plan: &ScatterPlan<O>, lengths: [usize; 4]) -> Result<()> {
-    check_counts(plan, lengths, false)
+    check_tensor_lengths(&tensors(plan), &lengths, false)
 }
 
 /// Byte buffers: lengths, then alignment.
 pub(crate) fn check_bytes<O>(plan: &ScatterPlan<O>, call: &ByteScatter<'_>) -> Result<()> {
     let (data, out) = match &call.destination {
-        Destination::Copy { data, out } => {
-            (data.as_ptr() as usize, (out.as_ptr() as usize, out.len()))
-        }
-        Destination::InPlace(data) => {
-            (data.as_ptr() as usize, (data.as_ptr() as usize, data.len()))
-        }
+        Destination::Copy { data, out } => (*data, (out.as_ptr() as usize, out.len())),
+        Destination::InPlace(data) => (&data[..], (data.as_ptr() as usize, data.len())),
     };
-    let data_len = match &call.destination {
-        Destination::Copy { data, .. } => data.len(),
-        Destination::InPlace(data) => data.len(),
-    };
-    check_counts(
-        plan,
-        [data_len, call.indices.len(), call.updates.len(), out.1],
-        true,
-    )?;
+    let lengths = [data.len(), call.indices.len(), call.updates.len(), out.1];
+    check_tensor_lengths(&tensors(plan), &lengths, true)?;
     let addresses = [
-        data,
+        data.as_ptr() as usize,
         call.indices.as_ptr() as usize,
         call.updates.as_ptr() as usize,
         out.0,
     ];
-    for ((what, elements, dtype), address) in tensors(plan).into_iter().zip(addresses) {
-        if elements > 0 {
-            check_aligned(what, address, dtype)?;
-        }
-    }
-    Ok(())
-}
-
-fn check_counts<O>(plan: &ScatterPlan<O>, lengths: [usize; 4], in_bytes: bool) -> Result<()> {
-    for ((what, elements, dtype), got) in tensors(plan).into_iter().zip(lengths) {
-        // Cannot overflow: the plan checked every tensor's byte size against isize::MAX.
-        let (expected, unit) = if in_bytes {
-            (elements * dtype.size(), "bytes")
-        } else {
-            (elements, "elements")
-        };
-        if got != expected {
-            return Err(Error::new(
-                Status::InvalidArgument,
-                format!("{what} buffer holds {got} {unit} but its shape needs {expected}"),
-            ));
-        }
-    }
-    Ok(())
+    check_tensor_alignment(&tensors(plan), &addresses)
 }
 
 /// Step 9 for buffers given as addresses (data, indices, updates, output): NULL, alignment, then
@@ -103,58 +71,16 @@ pub(crate) unsafe fn view_addresses<'a, O>(
         "updates->data",
         "output->data",
     ];
-    let tensors = tensors(plan);
-    // Cannot overflow: the plan checked every tensor's byte size against isize::MAX.
-    let bytes = tensors.map(|(_, elements, dtype)| elements * dtype.size());
-    for ((name, address), len) in NAMES.into_iter().zip(addresses).zip(bytes) {
-        if address == 0 && len > 0 {
-            return Err(Error::new(
-                Status::NullPointer,
-                format!("{name} is NULL but the tensor has {len} bytes"),
-            ));
-        }
-    }
-    for (((name, address), len), (_, _, dtype)) in
-        NAMES.into_iter().zip(addresses).zip(bytes).zip(tensors)
-    {
-        if len > 0 {
-            check_aligned(name, address, dtype)?;
-        }
-    }
+    let bytes = check_addresses(&NAMES, &tensors(plan), &addresses)?;
     let [data, indices, updates, out] = addresses;
     let in_place = bytes[3] > 0 && out == data;
     let out_range = (out, bytes[3]);
-    let inputs = [
-        ("data", (data, bytes[0])),
-        ("indices", (indices, bytes[1])),
-        ("updates", (updates, bytes[2])),
-    ];
-    for (what, input) in inputs {
-        if in_place && what == "data" {
-            continue;
-        }
-        let overlaps = out_range.1 > 0
-            && input.1 > 0
-            && out_range.0 < input.0 + input.1
-            && input.0 < out_range.0 + out_range.1;
-        if overlaps {
-            let hint = if what == "data" {
-                " (an in-place call passes output->data equal to data->data)"
-            } else {
-                ""
-            };
-            return Err(Error::new(
-                Status::Overlap,
-                format!(
-                    "output bytes [{:#x}, {:#x}) overlap {what} bytes [{:#x}, {:#x}){hint}",
-                    out_range.0,
-                    out_range.0 + out_range.1,
-                    input.0,
-                    input.0 + input.1
-                ),
-            ));
-        }
+    if !in_place {
+        let hint = " (an in-place call passes output->data equal to data->data)";
+        check_apart(out_range, "data", (data, bytes[0]), hint)?;
     }
+    check_apart(out_range, "indices", (indices, bytes[1]), "")?;
+    check_apart(out_range, "updates", (updates, bytes[2]), "")?;
     // SAFETY: each view is either empty or a non-NULL, aligned range the caller guarantees valid
     // for 'a; the output range overlaps no input it is viewed beside (checked above): in place,
     // data is viewed only once, mutably, and overlaps neither indices nor updates.

@@ -9,7 +9,7 @@ use super::{check_reduction, select_and_check_dtypes, ScatterOperator, ScatterPl
 use crate::error::{Error, Result, Status};
 use crate::kernels::scatter::{ScatterKernel, Targets};
 use crate::kernels::{BadIndex, ElementsKernel};
-use crate::ops::allowed_range;
+use crate::ops::{allowed_range, normalize_axis};
 use crate::options::Options;
 use crate::shape::{check_rank_limit, coordinates, format_dims, Dims};
 use crate::tensor::TensorDesc;
@@ -91,18 +91,7 @@ fn validate(
             ));
         }
     }
-    let rank = r as i64;
-    if axis < -rank || axis >= rank {
-        return Err(Error::new(
-            Status::InvalidAttribute,
-            format!(
-                "{op}: axis {axis} is out of range [{}, {}] for rank {r}",
-                -rank,
-                rank - 1
-            ),
-        ));
-    }
-    let axis = if axis < 0 { axis + rank } else { axis } as usize;
+    let axis = normalize_axis(op, axis, r)?;
     check_reduction(&v, reduction, data.dtype)?;
 
     if updates.shape != indices.shape {

@@ -163,19 +163,14 @@ impl<O: ScatterOperator> ScatterPlan<O> {
         updates: &[T],
         output: &mut [T],
     ) -> Result<()> {
-        self.check_types::<T, I>()?;
-        buffers::check_element_counts(
-            self,
-            [data.len(), indices.len(), updates.len(), output.len()],
-        )?;
-        self.run_checked(ByteScatter {
-            destination: Destination::Copy {
-                data: kernels::element_bytes(data),
-                out: kernels::element_bytes_out(output),
-            },
-            indices: kernels::index_bytes(indices),
-            updates: kernels::element_bytes(updates),
-        })
+        let len = output.len();
+        self.run_typed(
+            data,
+            indices,
+            updates,
+            len,
+            kernels::element_bytes_out(output),
+        )
     }
 
     /// As [`run`](ScatterPlan::run), into uninitialized storage; on `Ok` every element of
@@ -187,15 +182,34 @@ impl<O: ScatterOperator> ScatterPlan<O> {
         updates: &[T],
         output: &mut [MaybeUninit<T>],
     ) -> Result<()> {
+        let len = output.len();
+        self.run_typed(
+            data,
+            indices,
+            updates,
+            len,
+            kernels::uninit_bytes_out(output),
+        )
+    }
+
+    /// The typed entry points' checks (types, then element counts; `output_len` elements of `T`
+    /// behind `output`), then the copying run.
+    fn run_typed<T: Element, I: IndexElement>(
+        &self,
+        data: &[T],
+        indices: &[I],
+        updates: &[T],
+        output_len: usize,
+        output: &mut [MaybeUninit<u8>],
+    ) -> Result<()> {
         self.check_types::<T, I>()?;
-        buffers::check_element_counts(
-            self,
-            [data.len(), indices.len(), updates.len(), output.len()],
-        )?;
+        let lengths = [data.len(), indices.len(), updates.len(), output_len];
+        buffers::check_element_counts(self, lengths)?;
+        // Step 9 is met by the types, as for the gathers' typed entry points.
         self.run_checked(ByteScatter {
             destination: Destination::Copy {
                 data: kernels::element_bytes(data),
-                out: kernels::uninit_bytes_out(output),
+                out: output,
             },
             indices: kernels::index_bytes(indices),
             updates: kernels::element_bytes(updates),
@@ -281,19 +295,7 @@ impl<O: ScatterOperator> ScatterPlan<O> {
     }
 
     fn check_types<T: Element, I: IndexElement>(&self) -> Result<()> {
-        if T::DTYPE == self.data_dtype && I::INDEX_TYPE == self.index_type {
-            return Ok(());
-        }
-        Err(Error::new(
-            Status::InvalidArgument,
-            format!(
-                "the plan was made for {} data and {} indices, not {} and {}",
-                self.data_dtype,
-                self.index_type.dtype(),
-                T::DTYPE,
-                I::INDEX_TYPE.dtype()
-            ),
-        ))
+        super::check_types::<T, I>(self.data_dtype, self.index_type)
     }
 }
 

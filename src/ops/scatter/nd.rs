@@ -13,7 +13,7 @@ use crate::kernels::scatter::{ScatterKernel, Targets};
 use crate::kernels::BadIndex;
 use crate::ops::tuple_index_error;
 use crate::options::Options;
-use crate::shape::{check_rank_limit, format_dims, Dims};
+use crate::shape::{check_rank_limit, format_dims, Dims, MAX_RANK};
 use crate::tensor::TensorDesc;
 
 /// A validated ScatterND call: a [`ScatterPlan`] whose constructor is [`ScatterNd::new`].
@@ -83,25 +83,29 @@ fn validate(
         ));
     }
     let expected_rank = q - 1 + (r - k);
-    let matches = updates.shape.len() == expected_rank
+    let fits = updates.shape.len() == expected_rank
         && updates.shape[..q - 1] == indices.shape[..q - 1]
         && updates.shape[q - 1..] == data.shape[k..];
-    if !matches {
-        let mut expected = Dims::new();
-        for &d in indices.shape[..q - 1].iter().chain(&data.shape[k..]) {
-            expected.push(d);
-        }
+    if !fits {
         let status = if updates.shape.len() == expected_rank {
             Status::ShapeMismatch
         } else {
             Status::InvalidRank
         };
+        let expected = if expected_rank > MAX_RANK {
+            format!(", of rank {expected_rank} (above the rank limit {MAX_RANK})")
+        } else {
+            let mut dims = Dims::new();
+            for &d in indices.shape[..q - 1].iter().chain(&data.shape[k..]) {
+                dims.push(d);
+            }
+            format!(" = {}", format_dims(dims.as_slice()))
+        };
         return Err(Error::new(
             status,
             format!(
-                "{op}: updates shape {} must be indices.shape[:-1] + data.shape[{k}:] = {} (indices shape {}, data shape {})",
+                "{op}: updates shape {} must be indices.shape[:-1] + data.shape[{k}:]{expected} (indices shape {}, data shape {})",
                 format_dims(updates.shape),
-                format_dims(expected.as_slice()),
                 format_dims(indices.shape),
                 format_dims(data.shape)
             ),

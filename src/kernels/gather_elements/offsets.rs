@@ -124,9 +124,10 @@ impl ElementsKernel {
                     ));
                 }
             } else {
-                all_fit = false;
+                // Negative values count from the back; only a value outside the range is bad.
                 for (j, (slot, &v)) in out_block.iter_mut().zip(values).enumerate() {
-                    let (at, _) = resolve_or_zero(v.to_i64(), self.axis_size);
+                    let (at, ok) = resolve_or_zero(v.to_i64(), self.axis_size);
+                    all_fit &= ok;
                     slot.write(O::new(
                         first + j * self.inner_stride + at * self.axis_stride,
                     ));

@@ -81,3 +81,75 @@ fn gather_nd_reaches_past_two_to_the_31_with_int32_and_int64_indices() {
     .unwrap();
     assert_eq!(rows[COLS - 1], (32767 % 251) as u8 + 1);
 }
+
+/// Scatters into an output of more than 2^32 elements keep their offsets in 64 bits (below that
+/// they keep them in 32): in place, so only the updated bytes are touched, the updates land at
+/// the far end, on both sides of flat 2^32, and nowhere else.
+#[test]
+fn scatters_in_place_reach_past_two_to_the_32() {
+    use gatherkit::{scatter_elements_in_place, scatter_nd_in_place, Reduction, TensorMut};
+    const R: usize = 131073; // 131073 x 32768 = 2^32 + 32768 elements
+    let mut data = vec![0u8; R * COLS];
+    // Flat 2^32 - 1 is (131071, 32767), flat 2^32 is (131072, 0), the very last (-1, -1).
+    let tuples: Vec<i64> = vec![131071, 32767, 131072, 0, -1, -1, 131072, 12345];
+    let updates = [11u8, 22, 33, 44];
+    for threads in [1, 2] {
+        scatter_nd_in_place(
+            TensorMut::new(&[R, COLS], &mut data),
+            TensorRef::new(&[4, 2], &tuples),
+            TensorRef::new(&[4], &updates),
+            Reduction::Add,
+            &Options::default().with_threads(threads),
+        )
+        .unwrap();
+        let at = |r: usize, c: usize| data[r * COLS + c];
+        assert_eq!(
+            [
+                at(131071, 32767),
+                at(131072, 0),
+                at(R - 1, COLS - 1),
+                at(131072, 12345)
+            ],
+            updates,
+            "{threads} threads"
+        );
+        let nonzero = data.iter().filter(|&&b| b != 0).count();
+        assert_eq!(
+            nonzero, 4,
+            "{threads} threads: only the four targets change"
+        );
+        // Back to zeros, writing only the four targets (the rest was never touched).
+        for t in tuples.chunks(2) {
+            let r = if t[0] < 0 { R - 1 } else { t[0] as usize };
+            let c = if t[1] < 0 { COLS - 1 } else { t[1] as usize };
+            data[r * COLS + c] = 0;
+        }
+    }
+    scatter_nd_in_place(
+        TensorMut::new(&[R, COLS], &mut data),
+        TensorRef::new(&[4, 2], &tuples),
+        TensorRef::new(&[4], &updates),
+        Reduction::None,
+        &Options::default(),
+    )
+    .unwrap();
+    // ScatterElements along axis 0 with int32 indices: row -1 (the last) of every column.
+    let rows: Vec<i32> = vec![-1; COLS];
+    let ones = vec![1u8; COLS];
+    scatter_elements_in_place(
+        TensorMut::new(&[R, COLS], &mut data),
+        TensorRef::new(&[1, COLS], &rows),
+        TensorRef::new(&[1, COLS], &ones),
+        0,
+        Reduction::Max,
+        &Options::default(),
+    )
+    .unwrap();
+    // Row 131072 is the last: it held three of the four ScatterND updates, which max keeps.
+    let last_row = &data[(R - 1) * COLS..];
+    let kept = [(0, 22), (12345, 44), (COLS - 1, 33)];
+    for (c, &b) in last_row.iter().enumerate() {
+        let want = kept.iter().find(|k| k.0 == c).map_or(1, |k| k.1);
+        assert_eq!(b, want, "column {c}: max keeps the larger value");
+    }
+}

@@ -27,17 +27,18 @@ ADJUSTED_FLOOR_MS = 1e-3
 # --- per-op builders --------------------------------------------------------------------------
 # op name -> (ORT node builder, gatherkit call, C entry point). A node builder takes the input
 # names (in the node's input order) and the attribute dict; a gatherkit call takes the input
-# arrays, the attribute dict, the preallocated output and the thread count. Adding an op
-# (ScatterElements, ScatterND) means one entry here plus a configuration generator in sweep.py's
-# GENERATORS; naming its C function and attributes lets gk_caller time it as a bare call.
+# arrays, the attribute dict, the preallocated output and the thread count. Adding an op means
+# one entry here (plus, for sweep.py, a configuration generator in its GENERATORS); naming its C
+# function and attributes lets gk_caller time it as a bare call.
 
 @dataclass(frozen=True)
 class OpSpec:
     ort_node: object  # (input_names, attrs) -> onnx NodeProto with output "out"
     gk_call: object   # (arrays, attrs, out, threads) -> None
     opset: int = 13   # opset the ORT model is built with
-    # For gk_caller's bare ctypes call of a (data, indices) op: the C function's name and
-    # attrs -> its int64 attributes in the C argument order. None: gk_call is timed instead.
+    # For gk_caller's bare ctypes call: the C function's name and attrs -> its attribute
+    # arguments, which follow the inputs (data, indices[, updates]) in the C argument order.
+    # None: gk_call is timed instead.
     c_function: str = None
     c_attributes: object = None
 
@@ -59,6 +60,20 @@ OPS = {
         gk_call=lambda arrays, attrs, out, threads: gatherkit.gather(
             arrays[0], arrays[1], attrs["axis"], num_threads=threads, out=out),
         c_function="gk_gather", c_attributes=lambda attrs: (attrs["axis"], 0)),
+    # Scatters at opset 18, the first with every reduction. attrs["reduction"] is the ONNX string.
+    "ScatterElements": OpSpec(
+        ort_node=lambda names, attrs: helper.make_node("ScatterElements", names, ["out"], axis=attrs["axis"],
+                                                       reduction=attrs["reduction"]),
+        gk_call=lambda arrays, attrs, out, threads: gatherkit.scatter_elements(
+            arrays[0], arrays[1], arrays[2], attrs["axis"], attrs["reduction"], num_threads=threads, out=out),
+        opset=18, c_function="gk_scatter_elements",
+        c_attributes=lambda attrs: (attrs["axis"], gatherkit._REDUCTIONS[attrs["reduction"]])),
+    "ScatterND": OpSpec(
+        ort_node=lambda names, attrs: helper.make_node("ScatterND", names, ["out"], reduction=attrs["reduction"]),
+        gk_call=lambda arrays, attrs, out, threads: gatherkit.scatter_nd(
+            arrays[0], arrays[1], arrays[2], attrs["reduction"], num_threads=threads, out=out),
+        opset=18, c_function="gk_scatter_nd",
+        c_attributes=lambda attrs: (gatherkit._REDUCTIONS[attrs["reduction"]],)),
 }
 
 
@@ -71,6 +86,15 @@ class Case:
     out_shape: tuple
     out_dtype: np.dtype
     info: dict = field(default_factory=dict)  # descriptive columns (slice bytes, negatives, ...)
+    # A scatter that gatherkit runs in place: its output buffer starts as a copy of data and is
+    # passed as both data and output. ORT still writes a separate output. Only for calls that give
+    # the same result when repeated on their own output (reduction "none"): timing repeats them.
+    in_place: bool = False
+    # None: the outputs must be bitwise equal. A float: elementwise within this relative (and, near
+    # zero, absolute) tolerance, for float reductions that ORT may apply in another order.
+    tolerance: float = None
+    # Set by time_case: how the outputs compared ("bitwise equal", or the largest difference).
+    check: str = None
 
     @property
     def data(self):
@@ -150,23 +174,27 @@ def gk_caller(case, out, threads):
     io binding is, so that the timing holds the C call and nothing of the binding's argument
     handling (about 20 us per call, which a C or C++ caller never pays)."""
     spec = OPS[case.op]
+    arrays = [a for _, a in case.inputs]
+    if case.in_place:  # out (holding data's values) is data: the C call gets one address for both
+        arrays[0] = out
     if spec.c_function is None:
-        arrays = [a for _, a in case.inputs]
         return lambda: spec.gk_call(arrays, case.attrs, out, threads)
     lib = gatherkit._lib
-    data, indices = (gatherkit._Prepared(np.asarray(a), name) for name, a in case.inputs)
+    inputs = [gatherkit._Prepared(np.asarray(a), name) for (name, _), a in zip(case.inputs, arrays)]
+    if case.in_place:
+        assert inputs[0].tensor.data == out.ctypes.data, "in place: data was copied"
     out_shape = (ctypes.c_int64 * max(out.ndim, 1))(*out.shape)
-    out_tensor = gatherkit._Tensor(data.code, out.ndim, out_shape, out.ctypes.data)
+    out_tensor = gatherkit._Tensor(inputs[0].code, out.ndim, out_shape, out.ctypes.data)
     options = gatherkit._options("onnx", 0, threads)
     fn = getattr(lib, spec.c_function)
-    args = (ctypes.byref(data.tensor), ctypes.byref(indices.tensor), *spec.c_attributes(case.attrs),
+    args = (*(ctypes.byref(i.tensor) for i in inputs), *spec.c_attributes(case.attrs),
             ctypes.byref(out_tensor), ctypes.byref(options))
 
     def call():
         status = fn(*args)
         if status != gatherkit._abi.GK_STATUS_OK:
             raise RuntimeError(f"gatherkit status {status}: {lib.gk_last_error_message().decode()}")
-    call.keep = (data, indices, out_shape, out_tensor, options)
+    call.keep = (inputs, out_shape, out_tensor, options)
     return call
 
 
@@ -192,6 +220,21 @@ def outputs_equal(a, b):
                                                                         b.reshape(-1).view(np.uint8))
 
 
+def compare_outputs(case, ort_out, gk_out):
+    """None when the outputs agree as the case asks (bitwise, or within case.tolerance); else why
+    not. Sets case.check to what was found."""
+    if outputs_equal(ort_out, gk_out):
+        case.check = "bitwise equal"
+        return None
+    if case.tolerance is None or ort_out.shape != gk_out.shape:
+        return "not bitwise equal"
+    a, b = ort_out.astype(np.float64), gk_out.astype(np.float64)
+    scale = np.maximum(np.abs(a), 1.0)  # relative, or absolute below 1
+    worst = float(np.max(np.abs(a - b) / scale))
+    case.check = f"not bitwise equal; largest difference {worst:.2g} (relative, absolute below 1)"
+    return None if worst <= case.tolerance else case.check + f" > tolerance {case.tolerance:g}"
+
+
 class Mismatch(Exception):
     pass
 
@@ -204,21 +247,27 @@ def new_outputs(case):
 def time_case(case, threads, repeat, outs=None):
     """(ORT ms, gatherkit ms) medians at `threads`, unadjusted. Warms both up once, checks the outputs
     are bitwise equal (the buffers are first filled with different bytes, so a position one side
-    leaves unwritten is caught too), times them alternating, and checks again. The ORT session lives
-    only for this call. Raises Mismatch."""
+    leaves unwritten is caught too; an in-place case's gatherkit buffer starts as data instead),
+    times them alternating, and checks again. The ORT session lives only for this call. Raises
+    Mismatch. With case.tolerance, outputs within it are accepted (case.check says how close)."""
     ort_out, gk_out = outs if outs is not None else new_outputs(case)
     ort_out.reshape(-1).view(np.uint8).fill(0x00)
-    gk_out.reshape(-1).view(np.uint8).fill(0xA5)
+    if case.in_place:
+        np.copyto(gk_out, case.data)
+    else:
+        gk_out.reshape(-1).view(np.uint8).fill(0xA5)
     runner = OrtRunner(case, ort_out, threads)
     try:
         gk = gk_caller(case, gk_out, threads)
         runner()
         gk()
-        if not outputs_equal(ort_out, gk_out):
-            raise Mismatch(describe_mismatch(ort_out, gk_out, threads, "after warm-up"))
+        why = compare_outputs(case, ort_out, gk_out)
+        if why is not None:
+            raise Mismatch(f"{why}: " + describe_mismatch(ort_out, gk_out, threads, "after warm-up"))
         ort_s, gk_s = alternating_medians([runner, gk], repeat)
-        if not outputs_equal(ort_out, gk_out):
-            raise Mismatch(describe_mismatch(ort_out, gk_out, threads, "after timing"))
+        why = compare_outputs(case, ort_out, gk_out)
+        if why is not None:
+            raise Mismatch(f"{why}: " + describe_mismatch(ort_out, gk_out, threads, "after timing"))
     finally:
         runner.close()
     return ort_s * 1e3, gk_s * 1e3

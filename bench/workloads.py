@@ -1,5 +1,5 @@
 """Workloads W1-W9 of the performance issue and G1-G4 (ONNX Gather), shared by compare.py and
-ab.py.
+ab.py, and the scatter workloads S1-S3 (compare.py only: ab.py times gathers).
 
 Index values are uniform random over the valid range (non-negative), from a fixed seed, so every
 script times the same inputs.
@@ -75,3 +75,48 @@ def bytes_touched(op, data, indices, out_shape, attribute):
         slice_bytes = out_bytes // max(slices, 1)
         touched = min(data.nbytes, slices * -(-slice_bytes // 64) * 64)
     return indices.nbytes + out_bytes + touched
+
+
+def kv_cache_update():
+    """S1: one new position per head of a [1, 32, 4096, 128] float16 KV cache: 32 tuples
+    [0, head, position] (a random position per head), each writing one 256-byte row. Its own
+    seed, so that S1 and S1i get the same inputs whichever rows run."""
+    rng = np.random.default_rng(1)
+    data = rng.random((1, 32, 4096, 128), dtype=np.float32).astype(np.float16)
+    positions = rng.integers(0, 4096, 32, dtype=np.int64)
+    indices = np.stack([np.zeros(32, np.int64), np.arange(32, dtype=np.int64), positions], axis=-1).reshape(1, 32, 1, 3)
+    updates = rng.random((1, 32, 1, 128), dtype=np.float32).astype(np.float16)
+    return data, indices, updates
+
+
+def scatter_workloads():
+    """(id, description, op, make, attrs, in_place, tolerance); `make()` builds (data, indices,
+    updates) lazily. Every model is opset 18. ORT always writes a separate output; `in_place` rows
+    run gatherkit with out=data (repeating such a call gives the same output, as timing needs).
+    `tolerance` None: the outputs must be bitwise equal; else the relative difference allowed."""
+    yield ("S1", "ScatterND KV-cache f16 [1,32,4096,128] idx [1,32,1,3], gk copies (as ORT)", "ScatterND",
+           kv_cache_update, {"reduction": "none"}, False, None)
+    yield ("S1i", "ScatterND KV-cache as S1, gk in place (ORT copies)", "ScatterND",
+           kv_cache_update, {"reduction": "none"}, True, None)
+    # A histogram: 4M updates into 65536 bins, 64 per bin on average. ORT applies one line (here
+    # the whole tensor) on one thread in index order, gatherkit in row-major order too, so float
+    # sums may well be bitwise equal; the tolerance allows another order's rounding.
+    yield ("S2", "ScatterElements add f32 [65536] idx [4M] (histogram)", "ScatterElements",
+           lambda: (RNG.random(65536, dtype=np.float32), uniform(65536, 4 << 20, np.int64),
+                    RNG.random(4 << 20, dtype=np.float32)), {"axis": 0, "reduction": "add"}, False, 1e-5)
+    # Distinct rows: ORT's ScatterND splits tuples between threads without ordering duplicates, so
+    # with duplicates its output (and the comparison) would depend on the run.
+    yield ("S3", "ScatterND 64-byte rows f32 [4M,16] idx [1M,1] distinct", "ScatterND",
+           lambda: (RNG.random((4 << 20, 16), dtype=np.float32),
+                    RNG.permutation(4 << 20)[:1 << 20].astype(np.int64).reshape(-1, 1),
+                    RNG.random((1 << 20, 16), dtype=np.float32)), {"reduction": "none"}, False, None)
+
+
+def scatter_bytes_touched(op, data, indices, updates, in_place):
+    """indices + updates + the targets' 64-byte lines (each written once), plus data read and the
+    output written once unless in place. Targets are the update slices (one per index tuple for
+    ScatterND, one element per update for ScatterElements), at most the whole data."""
+    slices = int(np.prod(indices.shape[:-1])) if op == "ScatterND" else updates.size
+    slice_bytes = updates.nbytes // max(slices, 1)
+    targets = min(data.nbytes, slices * -(-slice_bytes // 64) * 64)
+    return indices.nbytes + updates.nbytes + targets + (0 if in_place else 2 * data.nbytes)

@@ -1,10 +1,16 @@
-"""gatherkit for Python: ONNX GatherElements / GatherND (and the OpenVINO variants) on numpy
-arrays, through the library's C ABI with ctypes (no compiled extension).
+"""gatherkit for Python: ONNX GatherElements / GatherND / Gather (and the OpenVINO variants) and
+ScatterElements / ScatterND on numpy arrays, through the library's C ABI with ctypes (no compiled
+extension).
 
     >>> import numpy as np, gatherkit
     >>> gatherkit.gather_elements(np.array([[1, 2], [3, 4]]), np.array([[0, 0], [1, 0]]), axis=1)
     array([[1, 1],
            [4, 3]])
+    >>> data = np.zeros(4, dtype=np.int64)
+    >>> gatherkit.scatter_nd(data, np.array([[1], [3], [1]]), np.array([5, 7, 2]), "add", out=data) is data
+    True
+    >>> data
+    array([0, 7, 0, 7])
 
 The shared library is found through the ``GATHERKIT_LIBRARY`` environment variable first (a path to
 ``libgatherkit.so``), then the source tree's build outputs (``build/lib``, ``target/release``,
@@ -21,7 +27,8 @@ import numpy as np
 
 from . import _abi
 
-__all__ = ["gather", "gather_elements", "gather_nd", "GatherkitError", "library_version", "STATUS_NAMES"]
+__all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", "GatherkitError",
+           "library_version", "STATUS_NAMES"]
 
 # Built from _abi so that a status added to the header needs no second edit here.
 STATUS_NAMES = {
@@ -29,6 +36,15 @@ STATUS_NAMES = {
 }
 
 _FLAVORS = {"onnx": _abi.GK_FLAVOR_ONNX, "openvino": _abi.GK_FLAVOR_OPENVINO}
+
+# The ONNX `reduction` attribute's strings -> GK_REDUCTION_* codes, in the header's order.
+_REDUCTIONS = {
+    "none": _abi.GK_REDUCTION_NONE,
+    "add": _abi.GK_REDUCTION_ADD,
+    "mul": _abi.GK_REDUCTION_MUL,
+    "max": _abi.GK_REDUCTION_MAX,
+    "min": _abi.GK_REDUCTION_MIN,
+}
 
 # numpy dtype -> GK_DTYPE_* code. Strings are object arrays (str or bytes elements).
 _DTYPE_CODES = {
@@ -125,6 +141,11 @@ def _load():
                 ctypes.POINTER(ctypes.c_size_t),
             ]
             fn.restype = ctypes.c_int32
+        # Scatters: (data, indices, updates), then ScatterElements' axis, then the reduction code.
+        for name, axis in (("gk_scatter_elements", True), ("gk_scatter_nd", False)):
+            fn = getattr(lib, name)
+            fn.argtypes = [tensor_p] * 3 + [ctypes.c_int64] * axis + [ctypes.c_int32, tensor_p, options_p]
+            fn.restype = ctypes.c_int32
         lib.gk_last_error_message.argtypes = []
         lib.gk_last_error_message.restype = ctypes.c_char_p
         lib.gk_version.argtypes = []
@@ -153,9 +174,10 @@ class _Prepared:
     (1-based) rather than addresses: the library copies handles and never reads them, so the
     output's handles say which input object each output element is, and the output holds those
     very objects (an address map would confuse objects that share a buffer, such as CPython's
-    cached one-byte bytes objects)."""
+    cached one-byte bytes objects). A scatter's updates number on from data's: ``first_handle``
+    is the first element's number."""
 
-    def __init__(self, value, what):
+    def __init__(self, value, what, first_handle=1):
         if value is None:
             raise TypeError(f"{what} must be a numpy array or array-like, not None")
         array = np.asarray(value)
@@ -177,7 +199,7 @@ class _Prepared:
                 raise GatherkitError(_abi.GK_STATUS_UNSUPPORTED_DTYPE,
                                      "indices: str or bytes values; indices must be int32 or int64")
             self.code = _abi.GK_DTYPE_STRING
-            self.keep = np.arange(1, len(self.objects) + 1, dtype=np.uintp)
+            self.keep = np.arange(first_handle, first_handle + len(self.objects), dtype=np.uintp)
             self.array = None
             address = self.keep.ctypes.data
         else:
@@ -188,6 +210,7 @@ class _Prepared:
             self.code = code
             self.array = np.ascontiguousarray(array)
             address = self.array.ctypes.data
+        self.original = array  # what the caller passed (before any contiguous copy), for overlap checks
         self.shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
         self.tensor = _Tensor(self.code, array.ndim, self.shape, address)
 
@@ -210,6 +233,12 @@ def _int_arg(name, value, bounds, c_type):
     if not low <= number <= high:
         raise ValueError(f"{name} is {number}; it must be in [{low}, {high}] (a C {c_type})")
     return number
+
+
+def _reduction(reduction):
+    if not isinstance(reduction, str) or reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of {list(_REDUCTIONS)}, not {reduction!r}")
+    return _REDUCTIONS[reduction]
 
 
 def _options(flavor, version, num_threads):
@@ -281,3 +310,75 @@ def gather(data, indices, axis=0, batch_dims=0, *, flavor="onnx", version=0, num
     return _run(_lib.gk_gather_output_shape, _lib.gk_gather, data, indices,
                 (_int_arg("axis", axis, _INT64, "int64_t"), _int_arg("batch_dims", batch_dims, _INT64, "int64_t")),
                 _options(flavor, version, num_threads), out)
+
+
+def _scatter(fn, data, indices, updates, attributes, options, out):
+    d = _Prepared(data, "data")
+    i = _Prepared(indices, "indices")
+    u = _Prepared(updates, "updates", first_handle=d.keep.size + 1 if d.code == _abi.GK_DTYPE_STRING else 1)
+    inputs = (ctypes.byref(d.tensor), ctypes.byref(i.tensor), ctypes.byref(u.tensor))
+    out_shape = d.original.shape  # a scatter's output has data's shape and dtype
+    out_dims = (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape)
+    if d.code == _abi.GK_DTYPE_STRING:
+        if out is not None:
+            raise ValueError("out= is not supported for string data")
+        handles = (ctypes.c_void_p * max(d.keep.size, 1))()
+        out_tensor = _Tensor(_abi.GK_DTYPE_STRING, len(out_shape), out_dims, ctypes.cast(handles, ctypes.c_void_p).value)
+        _check(fn(*inputs, *attributes, ctypes.byref(out_tensor), ctypes.byref(options)))
+        # Handles are copied, never made: 1..n are data's elements, n+1.. the updates'.
+        objects = np.concatenate([d.objects, u.objects]) if u.code == _abi.GK_DTYPE_STRING else d.objects
+        out = np.empty(out_shape, dtype=object)
+        flat = out.reshape(-1)
+        for k in range(flat.size):
+            flat[k] = objects[handles[k] - 1]
+        return out
+    if out is None:
+        out = np.empty(out_shape, dtype=d.array.dtype)
+    else:
+        if not isinstance(out, np.ndarray) or out.shape != out_shape or out.dtype != d.array.dtype \
+                or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"out must be a writable C-contiguous {d.array.dtype} array of shape {out_shape} "
+                             f"(data itself for in place)")
+        # The library sees the overlap of out with an input passed as it is; an input copied above
+        # (not C-contiguous) hides it, so that overlap is refused here, with the library's status.
+        for what, prepared in (("data", d), ("indices", i), ("updates", u)):
+            if prepared.array is None:  # string handles: a buffer of the binding's own
+                continue
+            copied = prepared.array.ctypes.data != prepared.original.ctypes.data
+            if copied and prepared.array.size and np.shares_memory(out, prepared.original):
+                raise GatherkitError(
+                    _abi.GK_STATUS_OVERLAP,
+                    f"out shares memory with {what} (not C-contiguous); out must not overlap an input, "
+                    f"except that out may be data itself (a C-contiguous array) for an in-place call")
+    out_tensor = _Tensor(d.code, len(out_shape), out_dims, out.ctypes.data)
+    _check(fn(*inputs, *attributes, ctypes.byref(out_tensor), ctypes.byref(options)))
+    return out
+
+
+def scatter_elements(data, indices, updates, axis=0, reduction="none", *, flavor="onnx", version=0, num_threads=0,
+                     out=None):
+    """ScatterElements: a copy of ``data`` where, for every position ``p`` of ``indices`` in
+    row-major order, the element ``p`` with ``p[axis]`` replaced by ``indices[p]`` is set to
+    ``updates[p]`` (``reduction="none"``: the last duplicate wins) or combined with it ("add",
+    "mul" from version 16; "max", "min" from 18). ``updates`` has the indices' shape and data's
+    dtype (it is not converted). ``version`` is the opset (0 = newest, 18).
+
+    ``out``, if given, is a writable C-contiguous array of data's shape and dtype that is written
+    and returned. ``out=data`` (data itself, or an array with exactly its memory, shape and dtype)
+    scatters in place: only the updated elements are written. Any other overlap of ``out`` with an
+    input raises GatherkitError (OVERLAP). Every index is checked before anything is written, so on
+    any error ``out`` (and in place, ``data``) is unchanged. Raises GatherkitError on bad input."""
+    return _scatter(_lib.gk_scatter_elements, data, indices, updates,
+                    (_int_arg("axis", axis, _INT64, "int64_t"), _reduction(reduction)),
+                    _options(flavor, version, num_threads), out)
+
+
+def scatter_nd(data, indices, updates, reduction="none", *, flavor="onnx", version=0, num_threads=0, out=None):
+    """ScatterND: a copy of ``data`` where each index tuple (the last dimension of ``indices``,
+    ``k`` values, ``0 <= k <= data.ndim``), in row-major order, has its slice ``out[tuple]`` set to
+    (or combined with) its part of ``updates``, whose shape is
+    ``indices.shape[:-1] + data.shape[k:]``. Indices are int64 (ONNX) or int32. ``reduction``,
+    ``version``, ``out`` (and in place, ``out=data``) as for scatter_elements. Raises
+    GatherkitError on bad input."""
+    return _scatter(_lib.gk_scatter_nd, data, indices, updates, (_reduction(reduction),),
+                    _options(flavor, version, num_threads), out)

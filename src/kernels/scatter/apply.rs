@@ -255,7 +255,7 @@ fn apply_range<E: RawElement, C: Combine<E>, O: Offset, const WHOLE: bool>(
     // PREFETCH_AHEAD targets on while this one is applied.
     let prefetch = WHOLE
         && slice_len * size_of::<E>() <= PREFETCH_MAX_SLICE_BYTES
-        && len * size_of::<E>() >= PREFETCH_MIN_OUTPUT_BYTES;
+        && std::mem::size_of_val(out) >= PREFETCH_MIN_OUTPUT_BYTES;
     if prefetch {
         for (t, (&at, upd)) in offsets
             .iter()

@@ -1,7 +1,8 @@
 /* The host's thread pool through gk_options.parallel_for: a small pthread pool written here, and a
  * "pool" that runs tasks serially in reverse order. Every configuration gives bitwise the same
  * output as gatherkit's own pool and as one thread, and the same error for a bad index, whatever
- * the host does; the error message is set on the calling thread. */
+ * the host does; the error message is set on the calling thread. The scatters too: float sums
+ * of duplicates and last-wins duplicates are bitwise the same whatever the split. */
 #include "check.h"
 
 #include <pthread.h>
@@ -108,23 +109,36 @@ static void reverse_parallel_for(void *host_ctx, size_t n, gk_task_fn task, void
 
 typedef struct {
     const char *name;
-    int nd;
+    int op; /* 0: GatherElements, 1: GatherND, 2: ScatterElements, 3: ScatterND */
     size_t data_rank, indices_rank;
     int64_t data_shape[3], indices_shape[3], out_shape[3];
     size_t out_rank;
     int64_t attribute;
     int64_t index_range; /* indices address [-range, range - 1] */
+    /* Scatters only: */
+    size_t updates_rank;
+    int64_t updates_shape[3];
+    int32_t reduction;
 } config;
 
 static const config configs[] = {
     /* GatherElements along the last axis (strided rows), 8 MiB of output */
-    {"elements rows", 0, 2, 2, {512, 1024, 0}, {512, 4096, 0}, {512, 4096, 0}, 2, 1, 1024},
+    {"elements rows", 0, 2, 2, {512, 1024, 0}, {512, 4096, 0}, {512, 4096, 0}, 2, 1, 1024, 0, {0}, 0},
     /* GatherElements across axis 0 with a 1 MiB slab (tiled) */
-    {"elements tiled", 0, 2, 2, {1024, 256, 0}, {4096, 256, 0}, {4096, 256, 0}, 2, 0, 1024},
+    {"elements tiled", 0, 2, 2, {1024, 256, 0}, {4096, 256, 0}, {4096, 256, 0}, 2, 0, 1024, 0, {0}, 0},
     /* GatherND lookups of 64-float rows, batched */
-    {"nd batched rows", 1, 3, 3, {4, 2048, 64}, {4, 8192, 1}, {4, 8192, 64}, 3, 1, 2048},
+    {"nd batched rows", 1, 3, 3, {4, 2048, 64}, {4, 8192, 1}, {4, 8192, 64}, 3, 1, 2048, 0, {0}, 0},
     /* GatherND points (3-component tuples) into a cube, 1-element slices */
-    {"nd points", 1, 3, 2, {128, 128, 128}, {1 << 20, 3, 0}, {1 << 20, 0, 0}, 1, 0, 128},
+    {"nd points", 1, 3, 2, {128, 128, 128}, {1 << 20, 3, 0}, {1 << 20, 0, 0}, 1, 0, 128, 0, {0}, 0},
+    /* ScatterElements across axis 0: four updates per element on average, summed */
+    {"scatter elements add", 2, 2, 2, {1024, 256, 0}, {4096, 256, 0}, {1024, 256, 0}, 2, 0, 1024, 2,
+     {4096, 256, 0}, GK_REDUCTION_ADD},
+    /* ScatterND rows of 64 floats, four per row on average, summed */
+    {"scatter nd rows add", 3, 2, 2, {2048, 64, 0}, {8192, 1, 0}, {2048, 64, 0}, 2, 0, 2048, 2, {8192, 64, 0},
+     GK_REDUCTION_ADD},
+    /* ScatterND points into a cube, duplicates: the last wins */
+    {"scatter nd points none", 3, 3, 2, {128, 128, 128}, {1 << 20, 3, 0}, {128, 128, 128}, 3, 0, 128, 1,
+     {1 << 20, 0, 0}, GK_REDUCTION_NONE},
 };
 
 static size_t count(const int64_t *shape, size_t rank) {
@@ -141,13 +155,19 @@ static uint64_t next_random(uint64_t *state) {
 }
 
 /* Runs `c` with `options`; returns the status and copies the message into `message`. */
-static int32_t run(const config *c, const float *data, const int64_t *indices, float *out, const gk_options *options,
-                   char *message, size_t message_size) {
+static int32_t run(const config *c, const float *data, const int64_t *indices, const float *updates, float *out,
+                   const gk_options *options, char *message, size_t message_size) {
     gk_tensor d = make_tensor(GK_DTYPE_FLOAT, c->data_rank, c->data_shape, data);
     gk_tensor i = make_tensor(GK_DTYPE_INT64, c->indices_rank, c->indices_shape, indices);
+    gk_tensor u = make_tensor(GK_DTYPE_FLOAT, c->updates_rank, c->updates_shape, updates);
     gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, c->out_rank, c->out_shape, out);
-    int32_t status = c->nd ? gk_gather_nd(&d, &i, c->attribute, &o, options)
-                           : gk_gather_elements(&d, &i, c->attribute, &o, options);
+    int32_t status;
+    switch (c->op) {
+    case 0: status = gk_gather_elements(&d, &i, c->attribute, &o, options); break;
+    case 1: status = gk_gather_nd(&d, &i, c->attribute, &o, options); break;
+    case 2: status = gk_scatter_elements(&d, &i, &u, c->attribute, c->reduction, &o, options); break;
+    default: status = gk_scatter_nd(&d, &i, &u, c->reduction, &o, options); break;
+    }
     snprintf(message, message_size, "%s", gk_last_error_message());
     return status;
 }
@@ -163,8 +183,9 @@ int main(void) {
     for (k = 0; k < sizeof configs / sizeof configs[0]; k++) {
         const config *c = &configs[k];
         size_t nd = count(c->data_shape, c->data_rank), ni = count(c->indices_shape, c->indices_rank);
-        size_t no = count(c->out_shape, c->out_rank);
+        size_t no = count(c->out_shape, c->out_rank), nu = count(c->updates_shape, c->updates_rank);
         float *data = (float *)malloc(nd * sizeof *data);
+        float *updates = (float *)malloc((nu ? nu : 1) * sizeof *updates);
         int64_t *indices = (int64_t *)malloc(ni * sizeof *indices);
         float *expected = (float *)malloc(no * sizeof *expected);
         float *out = (float *)malloc(no * sizeof *out);
@@ -175,7 +196,7 @@ int main(void) {
         const gk_options *hosts[3];
         const char *host_names[3] = {"gatherkit's pool", "pthread pool", "serial reverse"};
         int bad, h;
-        if (!data || !indices || !expected || !out) return 1;
+        if (!data || !indices || !updates || !expected || !out) return 1;
         one.num_threads = 1;
         own.num_threads = 4;
         pthreads.parallel_for = pool_parallel_for;
@@ -190,18 +211,20 @@ int main(void) {
         for (v = 0; v < nd; v++) data[v] = (float)v * 0.5f;
         for (v = 0; v < ni; v++)
             indices[v] = (int64_t)(next_random(&state) % (uint64_t)(2 * c->index_range)) - c->index_range;
+        /* Updates whose sums round differently in another order. */
+        for (v = 0; v < nu; v++) updates[v] = (float)(next_random(&state) % 100000) * 0.001f + 0.1f;
         for (bad = 0; bad < 2; bad++) {
             if (bad) {
                 /* Two bad values: the one at the lower position is reported, whoever meets it. */
                 indices[ni / 2 + 1] = c->index_range + 7;
                 indices[ni - 1] = -c->index_range - 9;
             }
-            CHECK_STATUS(run(c, data, indices, expected, &one, want_message, sizeof want_message),
+            CHECK_STATUS(run(c, data, indices, updates, expected, &one, want_message, sizeof want_message),
                          bad ? GK_STATUS_INDEX_OUT_OF_BOUNDS : GK_STATUS_OK, NULL);
             for (h = 0; h < 3; h++) {
                 int32_t status;
                 memset(out, 0xFF, no * sizeof *out);
-                status = run(c, data, indices, out, hosts[h], message, sizeof message);
+                status = run(c, data, indices, updates, out, hosts[h], message, sizeof message);
                 if (status != (bad ? GK_STATUS_INDEX_OUT_OF_BOUNDS : GK_STATUS_OK) ||
                     strcmp(message, want_message) != 0) {
                     fprintf(stderr, "%s, %s, bad=%d: status %d, message \"%s\", expected \"%s\"\n", c->name,
@@ -214,6 +237,7 @@ int main(void) {
             }
         }
         free(data);
+        free(updates);
         free(indices);
         free(expected);
         free(out);

@@ -57,6 +57,9 @@ static __attribute__((noinline)) int record_call_site(void) {
 static float *big_data;
 static int64_t *big_indices;
 static float *big_out;
+/* The scatters' updates, and data they change in place: BIG_ROWS * BIG_COLS floats each. */
+static float *big_updates;
+static float *big_work;
 
 static void ge_all_null(void) {
     CHECK_STATUS(AT_CALL(gk_gather_elements(NULL, NULL, 0, NULL, NULL)), GK_STATUS_NULL_POINTER, "data");
@@ -255,6 +258,221 @@ static void shape_queries(void) {
     CHECK(strlen(AT_CALL(gk_version())) > 0);
 }
 
+/* ---- Scatters ---- */
+
+static int32_t scatter(int nd, const gk_tensor *d, const gk_tensor *i, const gk_tensor *u, int64_t axis,
+                       int32_t reduction, const gk_tensor_mut *o, const gk_options *options) {
+    return nd ? AT_CALL(gk_scatter_nd(d, i, u, reduction, o, options))
+              : AT_CALL(gk_scatter_elements(d, i, u, axis, reduction, o, options));
+}
+
+/* Small calls, default threads: ScatterElements along the last axis (copy) and the first (add, in
+ * place), ScatterND rows (copy) and elements (max, in place). */
+static void scatter_small(void) {
+    const int64_t shape[2] = {3, 4};
+    const int64_t nd_rows[2] = {2, 1};
+    const int64_t nd_points[2] = {3, 2};
+    const int32_t data[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    const int64_t columns[12] = {3, 2, 1, 0, 1, 0, 1, 2, 0, 0, 3, 3};
+    const int64_t along_rows[12] = {2, 1, 0, 2, 0, 0, 1, 1, 1, 2, 0, 0};
+    const int64_t rows[2] = {2, 0};
+    const int64_t points[6] = {0, 0, 2, 3, 1, 1};
+    const int32_t updates[12] = {100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111};
+    int32_t out[12], work[12];
+    gk_tensor d = make_tensor(GK_DTYPE_INT32, 2, shape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, shape, columns);
+    gk_tensor u = make_tensor(GK_DTYPE_INT32, 2, shape, updates);
+    gk_tensor w = make_tensor(GK_DTYPE_INT32, 2, shape, work);
+    gk_tensor_mut o = make_output(GK_DTYPE_INT32, 2, shape, out);
+    gk_tensor_mut in_place = make_output(GK_DTYPE_INT32, 2, shape, work);
+    gk_tensor u_rows = make_tensor(GK_DTYPE_INT32, 2, (const int64_t[2]){2, 4}, updates);
+    gk_tensor u_points = make_tensor(GK_DTYPE_INT32, 1, (const int64_t[1]){3}, updates);
+    CHECK_STATUS(scatter(0, &d, &i, &u, 1, GK_REDUCTION_NONE, &o, NULL), GK_STATUS_OK, NULL);
+    CHECK(out[0] == 103 && out[3] == 100 && out[4] == 105 && out[8] == 109 && out[11] == 111);
+    memcpy(work, data, sizeof work);
+    i.data = along_rows;
+    CHECK_STATUS(scatter(0, &w, &i, &u, 0, GK_REDUCTION_ADD, &in_place, NULL), GK_STATUS_OK, NULL);
+    CHECK(work[0] == 104 && work[2] == 214 && work[9] == 118 && work[10] == 10);
+    i = make_tensor(GK_DTYPE_INT64, 2, nd_rows, rows);
+    CHECK_STATUS(scatter(1, &d, &i, &u_rows, 0, GK_REDUCTION_NONE, &o, NULL), GK_STATUS_OK, NULL);
+    CHECK(out[0] == 104 && out[4] == 4 && out[8] == 100 && out[11] == 103);
+    memcpy(work, data, sizeof work);
+    i = make_tensor(GK_DTYPE_INT64, 2, nd_points, points);
+    CHECK_STATUS(scatter(1, &w, &i, &u_points, 0, GK_REDUCTION_MAX, &in_place, NULL), GK_STATUS_OK, NULL);
+    CHECK(work[0] == 100 && work[11] == 101 && work[5] == 102 && work[1] == 1);
+}
+
+/* The whole BIG_ROWS x BIG_COLS float tensor scattered along `axis` on one thread, every element
+ * once (a permutation in each line along the axis); copying (none) or in place (add). */
+static void se_big(int axis, int in_place) {
+    const int64_t shape[2] = {BIG_ROWS, BIG_COLS};
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    int64_t r, c;
+    int wrong = 0;
+    float *out = in_place ? big_work : big_out;
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, shape, in_place ? big_work : big_data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, shape, big_indices);
+    gk_tensor u = make_tensor(GK_DTYPE_FLOAT, 2, shape, big_updates);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, shape, out);
+    for (r = 0; r < BIG_ROWS; r++)
+        for (c = 0; c < BIG_COLS; c++)
+            big_indices[r * BIG_COLS + c] = axis == 1 ? (c * 7 + r) % BIG_COLS : (r * 7 + c) % BIG_ROWS;
+    if (in_place) memcpy(big_work, big_data, sizeof(float) * BIG_ROWS * BIG_COLS);
+    CHECK_STATUS(scatter(0, &d, &i, &u, axis, in_place ? GK_REDUCTION_ADD : GK_REDUCTION_NONE, &o, &opts),
+                 GK_STATUS_OK, NULL);
+    for (r = 0; r < BIG_ROWS; r++)
+        for (c = 0; c < BIG_COLS; c++) {
+            int64_t p = r * BIG_COLS + c;
+            int64_t at = axis == 1 ? r * BIG_COLS + big_indices[p] : big_indices[p] * BIG_COLS + c;
+            wrong += out[at] != (in_place ? big_data[at] + big_updates[p] : big_updates[p]);
+        }
+    CHECK(wrong == 0);
+}
+
+static void se_big_rows(void) { se_big(1, 0); }
+static void se_big_columns_in_place(void) { se_big(0, 1); }
+
+/* ScatterND over the big tensor seen as [tuples, slice] (k = 1) or as [BIG_ROWS, BIG_COLS] with
+ * element tuples (k = 2): every slice once, copying (none) or in place (mul). */
+static void nd_big(int64_t slice, int k, int in_place) {
+    const int64_t n = (int64_t)BIG_ROWS * BIG_COLS;
+    const int64_t rows_shape[2] = {n / slice, slice};
+    const int64_t points_shape[2] = {BIG_ROWS, BIG_COLS};
+    const int64_t tuples = k == 1 ? n / slice : n;
+    const int64_t ishape[2] = {tuples, k};
+    const int64_t ushape[2] = {tuples, slice};
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    float *out = in_place ? big_work : big_out;
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, k == 1 ? rows_shape : points_shape, in_place ? big_work : big_data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, ishape, big_indices);
+    gk_tensor u = make_tensor(GK_DTYPE_FLOAT, k == 1 ? 2 : 1, ushape, big_updates);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, k == 1 ? rows_shape : points_shape, out);
+    int64_t t, j;
+    int wrong = 0;
+    /* Tuple t names slice (t * 7919) mod tuples: a permutation (tuples is a power of two). */
+    for (t = 0; t < tuples; t++) {
+        int64_t at = (t * 7919) % tuples;
+        if (k == 1) {
+            big_indices[t] = at;
+        } else {
+            big_indices[2 * t] = at / BIG_COLS;
+            big_indices[2 * t + 1] = at % BIG_COLS;
+        }
+    }
+    if (in_place) memcpy(big_work, big_data, sizeof(float) * n);
+    CHECK_STATUS(scatter(1, &d, &i, &u, 0, in_place ? GK_REDUCTION_MUL : GK_REDUCTION_NONE, &o, &opts),
+                 GK_STATUS_OK, NULL);
+    for (t = 0; t < tuples; t++) {
+        int64_t at = (t * 7919) % tuples * slice;
+        for (j = 0; j < slice; j++) {
+            float u_ = big_updates[t * slice + j];
+            wrong += out[at + j] != (in_place ? big_data[at + j] * u_ : u_);
+        }
+    }
+    CHECK(wrong == 0);
+}
+
+static void nd_big_rows(void) { nd_big(BIG_COLS, 1, 0); }
+static void nd_big_small_slices_in_place(void) { nd_big(4, 1, 1); }
+static void nd_big_elements(void) { nd_big(1, 2, 0); }
+
+/* ScatterND with k = 0: both tuples name the whole (small) tensor; add. */
+static void nd_whole_tensor(void) {
+    const int64_t shape[2] = {2, 3};
+    const int64_t ishape[2] = {2, 0};
+    const int64_t ushape[3] = {2, 2, 3};
+    const float data[6] = {0, 1, 2, 3, 4, 5};
+    const float updates[12] = {9, 9, 9, 9, 9, 9, 1, 1, 1, 1, 1, 1};
+    float out[6];
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, shape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT32, 2, ishape, NULL);
+    gk_tensor u = make_tensor(GK_DTYPE_FLOAT, 3, ushape, updates);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, shape, out);
+    CHECK_STATUS(scatter(1, &d, &i, &u, 0, GK_REDUCTION_ADD, &o, NULL), GK_STATUS_OK, NULL);
+    CHECK(out[0] == 10 && out[5] == 15);
+}
+
+/* A bad index in rank-64 tensors (the message formats 64 coordinates): ScatterElements copying
+ * and in place, and ScatterND with 64-component tuples. */
+static void scatter_bad_index(void) {
+    int64_t shape[GK_MAX_RANK], ones[GK_MAX_RANK], tuple_shape[GK_MAX_RANK];
+    float data[2] = {1, 2};
+    const float updates[2] = {5, 6};
+    int64_t indices[GK_MAX_RANK];
+    float out[2];
+    gk_tensor d, i, u;
+    gk_tensor_mut o, in_place;
+    size_t k;
+    for (k = 0; k < GK_MAX_RANK; k++) {
+        shape[k] = 1;
+        ones[k] = 1;
+        tuple_shape[k] = 1;
+        indices[k] = 0;
+    }
+    shape[GK_MAX_RANK - 1] = 2;
+    tuple_shape[GK_MAX_RANK - 1] = GK_MAX_RANK;
+    indices[0] = 1;
+    indices[1] = 9;
+    d = make_tensor(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, data);
+    i = make_tensor(GK_DTYPE_INT64, GK_MAX_RANK, shape, indices);
+    u = make_tensor(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, updates);
+    o = make_output(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, out);
+    in_place = make_output(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, data);
+    CHECK_STATUS(scatter(0, &d, &i, &u, GK_MAX_RANK - 1, GK_REDUCTION_NONE, &o, NULL),
+                 GK_STATUS_INDEX_OUT_OF_BOUNDS, "= 9 is out of range");
+    CHECK_STATUS(scatter(0, &d, &i, &u, -1, GK_REDUCTION_MIN, &in_place, NULL), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "= 9 is out of range");
+    /* 64 components into data of 64 dimensions of 1: the last component is bad. */
+    indices[0] = 0;
+    indices[1] = 0;
+    indices[GK_MAX_RANK - 1] = -2;
+    d = make_tensor(GK_DTYPE_FLOAT, GK_MAX_RANK, ones, data);
+    i = make_tensor(GK_DTYPE_INT64, GK_MAX_RANK, tuple_shape, indices);
+    u = make_tensor(GK_DTYPE_FLOAT, GK_MAX_RANK - 1, ones, updates);
+    o = make_output(GK_DTYPE_FLOAT, GK_MAX_RANK, ones, out);
+    CHECK_STATUS(scatter(1, &d, &i, &u, 0, GK_REDUCTION_NONE, &o, NULL), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "= -2 is out of range");
+    CHECK(data[0] == 1 && data[1] == 2);
+}
+
+/* The scatters' own error messages: an unknown reduction, one the version lacks (its message lists
+ * what is allowed), an overlap (addresses), updates of the wrong shape at rank 64 (three shapes of
+ * up to 64 dimensions formatted), NULL updates. */
+static void scatter_errors(void) {
+    int64_t shape[GK_MAX_RANK], other[GK_MAX_RANK], tuples[GK_MAX_RANK];
+    const float data[1] = {1};
+    const int64_t indices[GK_MAX_RANK] = {0};
+    float out[1];
+    gk_options onnx11 = make_options(GK_FLAVOR_ONNX, 11, 0);
+    gk_tensor d, i, u;
+    gk_tensor_mut o;
+    size_t k;
+    for (k = 0; k < GK_MAX_RANK; k++) {
+        shape[k] = 1;
+        other[k] = k == GK_MAX_RANK - 1 ? 0 : 1;
+        tuples[k] = k == GK_MAX_RANK - 1 ? GK_MAX_RANK : 1;
+    }
+    d = make_tensor(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, data);
+    i = make_tensor(GK_DTYPE_INT64, GK_MAX_RANK, shape, indices);
+    u = make_tensor(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, data);
+    o = make_output(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, out);
+    CHECK_STATUS(scatter(0, &d, &i, &u, 0, 99, &o, NULL), GK_STATUS_INVALID_ATTRIBUTE, "reduction is 99");
+    CHECK_STATUS(scatter(1, &d, &i, &u, 0, GK_REDUCTION_MAX, &o, &onnx11), GK_STATUS_INVALID_ATTRIBUTE,
+                 "allowed here: none");
+    o.data = (void *)indices;
+    CHECK_STATUS(scatter(0, &d, &i, &u, 0, GK_REDUCTION_NONE, &o, NULL), GK_STATUS_OVERLAP, "overlap indices");
+    o.data = out;
+    u.shape = other;
+    CHECK_STATUS(scatter(0, &d, &i, &u, 0, GK_REDUCTION_NONE, &o, NULL), GK_STATUS_SHAPE_MISMATCH,
+                 "differs from indices shape");
+    /* Tuples of 64 components: updates must have indices' 63 leading dimensions, not 64. */
+    i.shape = tuples;
+    CHECK_STATUS(scatter(1, &d, &i, &u, 0, GK_REDUCTION_NONE, &o, NULL), GK_STATUS_INVALID_RANK,
+                 "must be indices.shape[:-1] + data.shape[64:]");
+    CHECK_STATUS(scatter(1, &d, &i, NULL, 0, GK_REDUCTION_NONE, &o, NULL), GK_STATUS_NULL_POINTER,
+                 "updates is NULL");
+}
+
 typedef struct {
     const char *name;
     void (*run)(void);
@@ -316,12 +534,24 @@ int main(void) {
         {"GatherND bad index", nd_bad_index},
         {"Gather rows, and a bad index", gather_rows},
         {"shape queries, version, status strings", shape_queries},
+        {"Scatter*, small, default threads, in place", scatter_small},
+        {"ScatterElements rows", se_big_rows},
+        {"ScatterElements columns, in place, add", se_big_columns_in_place},
+        {"ScatterND rows", nd_big_rows},
+        {"ScatterND 4-element slices, in place, mul", nd_big_small_slices_in_place},
+        {"ScatterND element tuples (k=2)", nd_big_elements},
+        {"ScatterND k=0, add", nd_whole_tensor},
+        {"Scatter* bad index in rank-64 tensors", scatter_bad_index},
+        {"Scatter* error messages", scatter_errors},
     };
     size_t k, worst = 0;
     big_data = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
     big_indices = malloc(sizeof(int64_t) * BIG_INDICES);
     big_out = malloc(sizeof(float) * BIG_OUT);
-    if (!big_data || !big_indices || !big_out) return 2;
+    big_updates = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
+    big_work = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
+    if (!big_data || !big_indices || !big_out || !big_updates || !big_work) return 2;
+    for (k = 0; k < (size_t)BIG_ROWS * BIG_COLS; k++) big_updates[k] = (float)(k % 1000) - 500.0f;
     for (k = 0; k < (size_t)BIG_ROWS * BIG_COLS; k++) big_data[k] = (float)k;
     for (k = 0; k < sizeof scenarios / sizeof scenarios[0]; k++) {
         size_t extra = stack_used(&scenarios[k]);
@@ -337,5 +567,7 @@ int main(void) {
     free(big_data);
     free(big_indices);
     free(big_out);
+    free(big_updates);
+    free(big_work);
     return check_finish("test_small_stack");
 }

@@ -687,3 +687,716 @@ fn gathernd_output_rank_limit_follows_the_shape_checks() {
     let (status, message, _) = nd_query(&ONES_64, &INDICES_K0, 0, &onnx);
     assert_eq!(status, GK_STATUS_SHAPE_MISMATCH, "{message}");
 }
+
+/// Storage for a scatter call, with room for misaligned views: words 0..4 data, 4..8 indices,
+/// 8..12 updates, 12..16 output.
+struct ScatterBuffers {
+    words: Vec<u64>,
+}
+
+impl ScatterBuffers {
+    fn new() -> ScatterBuffers {
+        let mut words = vec![0u64; 16];
+        let floats = |v: [f32; 2]| v[0].to_bits() as u64 | (v[1].to_bits() as u64) << 32;
+        words[0] = floats([1.0, 2.0]);
+        words[1] = floats([3.0, 4.0]);
+        words[4..8].copy_from_slice(&[0, 0, 1, 0]);
+        words[8] = floats([10.0, 20.0]);
+        words[9] = floats([30.0, 40.0]);
+        let sentinel = (SENTINEL as u64) << 32 | SENTINEL as u64;
+        words[12..14].fill(sentinel);
+        ScatterBuffers { words }
+    }
+    fn ptr(&mut self, word: usize) -> *mut c_void {
+        self.words[word..].as_mut_ptr().cast()
+    }
+    fn set_index(&mut self, i: usize, v: i64) {
+        self.words[4 + i] = v as u64;
+    }
+    /// The four floats at `word` (data: 0, output: 12), as bits.
+    fn floats(&self, word: usize) -> [u32; 4] {
+        let w = &self.words[word..word + 2];
+        [
+            w[0] as u32,
+            (w[0] >> 32) as u32,
+            w[1] as u32,
+            (w[1] >> 32) as u32,
+        ]
+    }
+}
+
+/// Everything a scatter call takes, for a fault to break.
+struct ScatterCall {
+    nd: bool,
+    data: gk_tensor,
+    indices: gk_tensor,
+    updates: gk_tensor,
+    output: gk_tensor_mut,
+    options: gk_options,
+    axis: i64,
+    reduction: i32,
+    b: ScatterBuffers,
+}
+
+static SHAPE_2: [i64; 1] = [2];
+static SHAPE_2X1: [i64; 2] = [2, 1];
+
+/// A valid call (ScatterElements: float data [[1, 2], [3, 4]], indices [[0, 0], [1, 0]],
+/// updates [[10, 20], [30, 40]], axis 1, reduction none: output [[20, 2], [40, 30]]; ScatterND:
+/// the same data, indices [[0], [1]] naming rows, updates rows [10, 20] and [30, 40]) that
+/// `fault` then breaks; returns the status, the message, the output and data floats after.
+fn scatter_with(
+    nd: bool,
+    fault: impl FnOnce(&mut ScatterCall),
+) -> (i32, String, [u32; 4], [u32; 4]) {
+    let mut b = ScatterBuffers::new();
+    if nd {
+        b.set_index(1, 1);
+    }
+    let tensor = |dtype, shape: &'static [i64], data| gk_tensor {
+        dtype,
+        rank: shape.len(),
+        shape: shape.as_ptr(),
+        data,
+    };
+    let indices_shape: &'static [i64] = if nd { &SHAPE_2X1 } else { &SHAPE_2X2 };
+    let mut call = ScatterCall {
+        nd,
+        data: tensor(GK_DTYPE_FLOAT, &SHAPE_2X2, b.ptr(0)),
+        indices: tensor(GK_DTYPE_INT64, indices_shape, b.ptr(4)),
+        updates: tensor(GK_DTYPE_FLOAT, &SHAPE_2X2, b.ptr(8)),
+        output: gk_tensor_mut {
+            dtype: GK_DTYPE_FLOAT,
+            rank: 2,
+            shape: SHAPE_2X2.as_ptr(),
+            data: b.ptr(12),
+        },
+        options: gk_options {
+            num_threads: 1,
+            ..Default::default()
+        },
+        axis: 1,
+        reduction: GK_REDUCTION_NONE,
+        b,
+    };
+    fault(&mut call);
+    let c = &call;
+    // SAFETY: every pointer refers to live buffers of at least the described size (or is NULL).
+    let status = unsafe {
+        if c.nd {
+            gk_scatter_nd(
+                &c.data,
+                &c.indices,
+                &c.updates,
+                c.reduction,
+                &c.output,
+                &c.options,
+            )
+        } else {
+            gk_scatter_elements(
+                &c.data,
+                &c.indices,
+                &c.updates,
+                c.axis,
+                c.reduction,
+                &c.output,
+                &c.options,
+            )
+        }
+    };
+    (status, last_error(), c.b.floats(12), c.b.floats(0))
+}
+
+fn data_untouched() -> [u32; 4] {
+    [1.0f32, 2.0, 3.0, 4.0].map(f32::to_bits)
+}
+
+#[test]
+fn scatter_calls_succeed_copying_and_in_place() {
+    let (status, message, out, data) = scatter_with(false, |_| {});
+    assert_eq!((status, message.as_str()), (GK_STATUS_OK, ""));
+    assert_eq!(out, [20.0f32, 2.0, 40.0, 30.0].map(f32::to_bits));
+    assert_eq!(data, data_untouched());
+    let (status, _, out, data) = scatter_with(false, |c| {
+        c.output.data = c.data.data.cast_mut();
+        c.reduction = GK_REDUCTION_ADD;
+    });
+    assert_eq!(status, GK_STATUS_OK);
+    assert_eq!(data, [31.0f32, 2.0, 43.0, 34.0].map(f32::to_bits));
+    assert_eq!(out, untouched());
+    let (status, _, out, _) = scatter_with(true, |c| c.updates.rank = 2);
+    assert_eq!(status, GK_STATUS_OK);
+    assert_eq!(out, [10.0f32, 20.0, 30.0, 40.0].map(f32::to_bits));
+    let (status, _, _, data) = scatter_with(true, |c| {
+        c.b.set_index(0, 1);
+        c.b.set_index(1, -1);
+        c.output.data = c.data.data.cast_mut();
+        c.reduction = GK_REDUCTION_MUL;
+    });
+    assert_eq!(status, GK_STATUS_OK, "{}", last_error());
+    assert_eq!(data, [1.0f32, 2.0, 900.0, 3200.0].map(f32::to_bits));
+}
+
+type ScatterFault = fn(&mut ScatterCall);
+
+/// Each row has two faults from neighbouring steps of a scatter's check order; the earlier step
+/// must be reported, and neither the output nor data may change.
+const SCATTER_ORDER: &[(&str, bool, ScatterFault, i32, &str)] = &[
+    (
+        "NULL updates before unknown reduction",
+        false,
+        |c| {
+            c.updates.shape = null();
+            c.reduction = 9;
+        },
+        GK_STATUS_NULL_POINTER,
+        "updates->shape is NULL but updates->rank is 2",
+    ),
+    (
+        "unknown updates dtype before unknown reduction",
+        true,
+        |c| {
+            c.updates.dtype = 99;
+            c.reduction = 9;
+        },
+        GK_STATUS_UNSUPPORTED_DTYPE,
+        "updates->dtype: unknown dtype code 99",
+    ),
+    (
+        "negative updates dimension before unknown reduction",
+        false,
+        |c| {
+            c.updates.shape = SHAPE_NEG.as_ptr();
+            c.reduction = -3;
+        },
+        GK_STATUS_INVALID_ARGUMENT,
+        "updates->shape[1] is -1",
+    ),
+    (
+        "updates rank above GK_MAX_RANK before unknown reduction",
+        false,
+        |c| {
+            c.updates.rank = 65;
+            c.updates.shape = SHAPE_RANK_65.as_ptr();
+            c.reduction = 5;
+        },
+        GK_STATUS_INVALID_RANK,
+        "updates has rank 65",
+    ),
+    (
+        "unknown flavor before unknown reduction",
+        true,
+        |c| {
+            c.options.flavor = 3;
+            c.reduction = 5;
+        },
+        GK_STATUS_INVALID_ARGUMENT,
+        "options.flavor is 3",
+    ),
+    (
+        "unknown reduction before version",
+        false,
+        |c| {
+            c.reduction = 5;
+            c.options.version = 10;
+        },
+        GK_STATUS_INVALID_ATTRIBUTE,
+        "reduction is 5",
+    ),
+    (
+        "unknown reduction before OpenVINO",
+        true,
+        |c| {
+            c.reduction = i32::MIN;
+            c.options.flavor = GK_FLAVOR_OPENVINO;
+        },
+        GK_STATUS_INVALID_ATTRIBUTE,
+        "reduction is -2147483648",
+    ),
+    (
+        "version before dtype",
+        false,
+        |c| {
+            c.options.version = 10;
+            c.updates.dtype = GK_DTYPE_DOUBLE;
+        },
+        GK_STATUS_UNSUPPORTED_VERSION,
+        "version 10",
+    ),
+    (
+        "OpenVINO before dtype",
+        true,
+        |c| {
+            c.options.flavor = GK_FLAVOR_OPENVINO;
+            c.updates.dtype = GK_DTYPE_DOUBLE;
+        },
+        GK_STATUS_UNSUPPORTED_VERSION,
+        "OpenVINO ScatterNDUpdate is not implemented",
+    ),
+    (
+        "data dtype against the version before updates dtype",
+        false,
+        |c| {
+            c.options.version = 12;
+            c.data.dtype = GK_DTYPE_BFLOAT16;
+        },
+        GK_STATUS_UNSUPPORTED_DTYPE,
+        "ScatterElements-11 does not take data dtype bfloat16",
+    ),
+    (
+        "updates dtype before index dtype",
+        true,
+        |c| {
+            c.updates.dtype = GK_DTYPE_INT32;
+            c.indices.dtype = GK_DTYPE_UINT8;
+        },
+        GK_STATUS_UNSUPPORTED_DTYPE,
+        "updates dtype is int32 but data dtype is float",
+    ),
+    (
+        "index dtype before rank",
+        false,
+        |c| {
+            c.indices.dtype = GK_DTYPE_FLOAT;
+            c.updates.rank = 1;
+        },
+        GK_STATUS_UNSUPPORTED_DTYPE,
+        "indices dtype is float",
+    ),
+    (
+        "rank before axis",
+        false,
+        |c| {
+            c.updates.rank = 1;
+            c.axis = 9;
+        },
+        GK_STATUS_INVALID_RANK,
+        "updates has rank 1 but data has rank 2",
+    ),
+    (
+        "data rank 0",
+        true,
+        |c| c.data.rank = 0,
+        GK_STATUS_INVALID_RANK,
+        "data has rank 0",
+    ),
+    (
+        "indices rank 0 (ScatterND)",
+        true,
+        |c| {
+            c.indices.rank = 0;
+            c.reduction = GK_REDUCTION_MAX;
+            c.options.version = 16;
+        },
+        GK_STATUS_INVALID_RANK,
+        "indices has rank 0",
+    ),
+    (
+        "axis before the reduction's version",
+        false,
+        |c| {
+            c.axis = -3;
+            c.reduction = GK_REDUCTION_ADD;
+            c.options.version = 15;
+        },
+        GK_STATUS_INVALID_ATTRIBUTE,
+        "axis -3 is out of range [-2, 1]",
+    ),
+    (
+        "the reduction's version before its dtype",
+        true,
+        |c| {
+            c.reduction = GK_REDUCTION_MIN;
+            c.options.version = 17;
+            c.data.dtype = GK_DTYPE_STRING;
+            c.updates.dtype = GK_DTYPE_STRING;
+        },
+        GK_STATUS_INVALID_ATTRIBUTE,
+        "ScatterND-16 has no reduction min; it arrives in version 18 (opset 18); allowed here: none, add, mul",
+    ),
+    (
+        "the reduction's dtype before shapes",
+        false,
+        |c| {
+            c.reduction = GK_REDUCTION_MAX;
+            c.data.dtype = GK_DTYPE_COMPLEX64;
+            c.updates.dtype = GK_DTYPE_COMPLEX64;
+            c.updates.shape = SHAPE_2X3.as_ptr();
+        },
+        GK_STATUS_UNSUPPORTED_DTYPE,
+        "reduction max is not defined for complex64 data",
+    ),
+    (
+        "string add",
+        true,
+        |c| {
+            c.reduction = GK_REDUCTION_ADD;
+            c.data.dtype = GK_DTYPE_STRING;
+            c.updates.dtype = GK_DTYPE_STRING;
+        },
+        GK_STATUS_UNSUPPORTED_DTYPE,
+        "reduction add is not defined for string data",
+    ),
+    (
+        "updates shape before size",
+        false,
+        |c| {
+            c.data.shape = SHAPE_HUGE.as_ptr();
+            c.updates.shape = SHAPE_2X3.as_ptr();
+        },
+        GK_STATUS_SHAPE_MISMATCH,
+        "updates shape [2, 3] differs from indices shape [2, 2]",
+    ),
+    (
+        "indices larger than data off the axis",
+        false,
+        |c| {
+            c.indices.shape = SHAPE_3X2.as_ptr();
+            c.updates.shape = SHAPE_3X2.as_ptr();
+        },
+        GK_STATUS_SHAPE_MISMATCH,
+        "indices.shape[0] = 3 exceeds data.shape[0] = 2",
+    ),
+    (
+        "tuple length before size (ScatterND)",
+        true,
+        |c| {
+            c.data.shape = SHAPE_HUGE.as_ptr();
+            c.indices.shape = SHAPE_2X3.as_ptr();
+        },
+        GK_STATUS_SHAPE_MISMATCH,
+        "indices.shape[-1] = 3 must be in [0, 2]",
+    ),
+    (
+        "updates of the wrong rank (ScatterND)",
+        true,
+        |c| {
+            c.updates.rank = 1;
+            c.updates.shape = SHAPE_2.as_ptr();
+        },
+        GK_STATUS_INVALID_RANK,
+        "updates shape [2] must be indices.shape[:-1] + data.shape[1:] = [2, 2]",
+    ),
+    (
+        "updates of the wrong shape (ScatterND)",
+        true,
+        |c| c.updates.shape = SHAPE_2X3.as_ptr(),
+        GK_STATUS_SHAPE_MISMATCH,
+        "updates shape [2, 3] must be",
+    ),
+    (
+        "size before output",
+        false,
+        |c| {
+            c.data.shape = SHAPE_HUGE.as_ptr();
+            c.output.dtype = GK_DTYPE_INT8;
+        },
+        GK_STATUS_OVERFLOW,
+        "data shape",
+    ),
+    (
+        "output before NULL data",
+        true,
+        |c| {
+            c.output.shape = SHAPE_2X3.as_ptr();
+            c.data.data = null();
+        },
+        GK_STATUS_OUTPUT_MISMATCH,
+        "output shape [2, 3]",
+    ),
+    (
+        "output dtype",
+        false,
+        |c| c.output.dtype = GK_DTYPE_UINT32,
+        GK_STATUS_OUTPUT_MISMATCH,
+        "output dtype is uint32 but data dtype is float",
+    ),
+    (
+        "NULL updates data before misaligned output",
+        false,
+        |c| {
+            c.updates.data = null();
+            c.output.data = c.output.data.wrapping_byte_add(2);
+        },
+        GK_STATUS_NULL_POINTER,
+        "updates->data is NULL",
+    ),
+    (
+        "misaligned updates before overlap",
+        true,
+        |c| {
+            c.updates.data = c.updates.data.wrapping_byte_add(1);
+            c.output.data = c.indices.data.cast_mut();
+        },
+        GK_STATUS_INVALID_ARGUMENT,
+        "updates->data pointer",
+    ),
+    (
+        "overlap with updates before index values",
+        false,
+        |c| {
+            c.b.set_index(0, 99);
+            c.output.data = c.updates.data.wrapping_byte_add(4).cast_mut();
+        },
+        GK_STATUS_OVERLAP,
+        "overlap updates",
+    ),
+    (
+        "overlap with indices",
+        true,
+        |c| c.output.data = c.indices.data.wrapping_byte_add(8).cast_mut(),
+        GK_STATUS_OVERLAP,
+        "overlap indices",
+    ),
+    (
+        "partial overlap with data",
+        false,
+        |c| c.output.data = c.data.data.wrapping_byte_add(4).cast_mut(),
+        GK_STATUS_OVERLAP,
+        "overlap data",
+    ),
+    (
+        "in place, with updates inside data",
+        true,
+        |c| {
+            c.output.data = c.data.data.cast_mut();
+            c.updates.data = c.data.data;
+        },
+        GK_STATUS_OVERLAP,
+        "overlap updates",
+    ),
+    (
+        "in place, with indices inside data",
+        false,
+        |c| {
+            c.output.data = c.data.data.cast_mut();
+            c.indices.data = c.data.data.wrapping_byte_add(8);
+            c.indices.dtype = GK_DTYPE_INT32;
+        },
+        GK_STATUS_OVERLAP,
+        "overlap indices",
+    ),
+];
+
+#[test]
+fn scatter_reports_the_first_failing_step_and_writes_nothing() {
+    test_each(
+        SCATTER_ORDER,
+        |row| row.0,
+        |&&(_, nd, fault, status, fragment)| {
+            let (got, message, out, data) = scatter_with(nd, fault);
+            assert_eq!(got, status, "{message}");
+            assert!(message.contains(fragment), "{message:?} lacks {fragment:?}");
+            assert_eq!(out, untouched(), "output written");
+            assert_eq!(data, data_untouched(), "data written");
+        },
+    );
+}
+
+#[test]
+fn scatter_bad_index_values_come_last_and_change_nothing() {
+    for in_place in [false, true] {
+        let place = |c: &mut ScatterCall| {
+            if in_place {
+                c.output.data = c.data.data.cast_mut();
+            }
+        };
+        let (status, message, out, data) = scatter_with(false, |c| {
+            place(c);
+            c.b.set_index(2, -3);
+            c.b.set_index(3, 7);
+            c.reduction = GK_REDUCTION_MAX;
+        });
+        assert_eq!(status, GK_STATUS_INDEX_OUT_OF_BOUNDS, "{message}");
+        assert!(
+            message.contains(
+                "ScatterElements-18: indices[1, 0] = -3 is out of range; allowed is [-2, 1] for data.shape[1] = 2"
+            ),
+            "{message}"
+        );
+        assert_eq!((out, data), (untouched(), data_untouched()));
+        let (status, message, out, data) = scatter_with(true, |c| {
+            place(c);
+            c.b.set_index(1, 2);
+            c.options.version = 13;
+        });
+        assert_eq!(status, GK_STATUS_INDEX_OUT_OF_BOUNDS, "{message}");
+        assert!(
+            message.contains(
+                "ScatterND-13: index tuple indices[1, :], component 0 (indices[1, 0]) = 2 is out of range; allowed is [-2, 1] for data.shape[0] = 2"
+            ),
+            "{message}"
+        );
+        assert_eq!((out, data), (untouched(), data_untouched()));
+    }
+}
+
+/// Data and indices of rank 64 with tuples of 1 would need updates of rank 126, beyond
+/// GK_MAX_RANK: updates of rank 64 are simply the wrong rank (INVALID_RANK), not a panic.
+#[test]
+fn scatter_nd_expected_updates_rank_beyond_the_limit_is_invalid_rank() {
+    static ONES_64: [i64; 64] = [1; 64];
+    let mut word = 0u64;
+    let t = |data: *const c_void| gk_tensor {
+        dtype: GK_DTYPE_FLOAT,
+        rank: 64,
+        shape: ONES_64.as_ptr(),
+        data,
+    };
+    let index = 0i64;
+    let indices = gk_tensor {
+        dtype: GK_DTYPE_INT64,
+        ..t(std::ptr::addr_of!(index).cast())
+    };
+    let data = t(std::ptr::addr_of!(word).cast());
+    let updates = t(std::ptr::addr_of!(word).cast());
+    let output = gk_tensor_mut {
+        dtype: GK_DTYPE_FLOAT,
+        rank: 64,
+        shape: ONES_64.as_ptr(),
+        data: std::ptr::addr_of_mut!(word).wrapping_byte_add(4).cast(),
+    };
+    // SAFETY: valid descriptors of one element each.
+    let status =
+        unsafe { gk_scatter_nd(&data, &indices, &updates, 0, &output, &Default::default()) };
+    assert_eq!(status, GK_STATUS_INVALID_RANK, "{}", last_error());
+    assert!(
+        last_error().contains("must be indices.shape[:-1] + data.shape[1:]"),
+        "{}",
+        last_error()
+    );
+}
+
+/// Scatters check every index value before writing and report the first bad one in row-major
+/// order, whatever the number of tasks that checked them.
+#[test]
+fn scatter_names_the_first_bad_index_whatever_the_thread_count() {
+    // ScatterElements: data and indices [1000, 1000], axis 1; ScatterND: element tuples
+    // [500000, 2] into the same data. Three bad values; the first in row-major order is named.
+    static DATA: [i64; 2] = [1000, 1000];
+    static INDICES_ND: [i64; 2] = [500_000, 2];
+    static UPDATES_ND: [i64; 1] = [500_000];
+    let n = 1_000_000;
+    let data = vec![0f32; n];
+    let updates = vec![1f32; n];
+    let mut out = vec![7f32; n];
+    let mut indices: Vec<i64> = (0..n as i64).map(|p| p % 1000).collect();
+    indices[999_000] = 1000;
+    indices[400_017] = -1001;
+    indices[400_018] = 5000;
+    for nd in [false, true] {
+        for threads in [1, 2, 4, 0] {
+            let tensor = |dtype, shape: &'static [i64], data: *const c_void| gk_tensor {
+                dtype,
+                rank: shape.len(),
+                shape: shape.as_ptr(),
+                data,
+            };
+            let (ishape, ushape): (&'static [i64], &'static [i64]) = if nd {
+                (&INDICES_ND, &UPDATES_ND)
+            } else {
+                (&DATA, &DATA)
+            };
+            let d = tensor(GK_DTYPE_FLOAT, &DATA, data.as_ptr().cast());
+            let i = tensor(GK_DTYPE_INT64, ishape, indices.as_ptr().cast());
+            let u = tensor(GK_DTYPE_FLOAT, ushape, updates.as_ptr().cast());
+            let o = gk_tensor_mut {
+                dtype: GK_DTYPE_FLOAT,
+                rank: 2,
+                shape: DATA.as_ptr(),
+                data: out.as_mut_ptr().cast(),
+            };
+            let options = gk_options {
+                num_threads: threads,
+                ..Default::default()
+            };
+            // SAFETY: valid descriptors of live buffers.
+            let status = unsafe {
+                if nd {
+                    gk_scatter_nd(&d, &i, &u, GK_REDUCTION_ADD, &o, &options)
+                } else {
+                    gk_scatter_elements(&d, &i, &u, 1, GK_REDUCTION_ADD, &o, &options)
+                }
+            };
+            let message = last_error();
+            let named = if nd {
+                "(indices[200008, 1]) = -1001 is out of range; allowed is [-1000, 999] for data.shape[1] = 1000"
+            } else {
+                "indices[400, 17] = -1001 is out of range; allowed is [-1000, 999] for data.shape[1] = 1000"
+            };
+            assert_eq!(
+                status, GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                "{threads}t: {message}"
+            );
+            assert!(message.contains(named), "{threads}t: {message}");
+            assert!(out.iter().all(|&v| v == 7.0), "{threads}t: output written");
+        }
+    }
+}
+
+/// Data without elements (a zero dimension) but with huge dimensions around it: every index value
+/// is bad (ScatterND: component 0 addresses the zero dimension; ScatterElements: the axis is
+/// the zero dimension), while the other components or coordinates address far beyond 2^32
+/// elements. The call reports the bad index, whatever offsets it computed on the way.
+#[test]
+fn scatter_into_data_without_elements_reports_the_bad_index() {
+    static DATA_ND: [i64; 2] = [0, 1 << 40];
+    static INDICES_ND: [i64; 2] = [1, 2];
+    static UPDATES_ND: [i64; 1] = [1];
+    static DATA_SE: [i64; 3] = [0, 1 << 40, 1 << 40];
+    static INDICES_SE: [i64; 3] = [1, 2, 2];
+    let indices = [0i64, -1, 0, 0];
+    let updates = [1u8; 4];
+    let tensor = |dtype, shape: &'static [i64], data: *const c_void| gk_tensor {
+        dtype,
+        rank: shape.len(),
+        shape: shape.as_ptr(),
+        data,
+    };
+    let output = |shape: &'static [i64]| gk_tensor_mut {
+        dtype: GK_DTYPE_UINT8,
+        rank: shape.len(),
+        shape: shape.as_ptr(),
+        data: null_mut(),
+    };
+    let u = |shape| tensor(GK_DTYPE_UINT8, shape, updates.as_ptr().cast());
+    let i = |shape| tensor(GK_DTYPE_INT64, shape, indices.as_ptr().cast());
+    // SAFETY: valid descriptors; data and output hold no elements, so NULL is fine for them.
+    let nd = unsafe {
+        gk_scatter_nd(
+            &tensor(GK_DTYPE_UINT8, &DATA_ND, null()),
+            &i(&INDICES_ND),
+            &u(&UPDATES_ND),
+            GK_REDUCTION_NONE,
+            &output(&DATA_ND),
+            &Default::default(),
+        )
+    };
+    let message = last_error();
+    assert_eq!(nd, GK_STATUS_INDEX_OUT_OF_BOUNDS, "ScatterND: {message}");
+    assert!(
+        message.contains("(indices[0, 0]) = 0 is out of range; data.shape[0] is 0"),
+        "{message}"
+    );
+    // SAFETY: as above.
+    let se = unsafe {
+        gk_scatter_elements(
+            &tensor(GK_DTYPE_UINT8, &DATA_SE, null()),
+            &i(&INDICES_SE),
+            &u(&INDICES_SE),
+            0,
+            GK_REDUCTION_NONE,
+            &output(&DATA_SE),
+            &Default::default(),
+        )
+    };
+    let message = last_error();
+    assert_eq!(
+        se, GK_STATUS_INDEX_OUT_OF_BOUNDS,
+        "ScatterElements: {message}"
+    );
+    assert!(
+        message.contains("indices[0, 0, 0] = 0 is out of range; data.shape[0] is 0"),
+        "{message}"
+    );
+}

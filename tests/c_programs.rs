@@ -7,6 +7,7 @@ use std::process::Command;
 
 const PROGRAMS: &[&str] = &[
     "test_spec_examples",
+    "test_scatter",
     "test_dtypes",
     "test_errors",
     "test_text",

@@ -4,6 +4,11 @@
 //! tiled, GatherND fixed and general slice lengths, streamed slices; Gather's general and
 //! batch-reusing paths, batch_dims, scalar indices), at 1 and 2 threads, and the error path (bad
 //! index in the last element).
+//!
+//! The scatters (through the C ABI) the same way, with updates guarded too, copying into a
+//! separate output and in place (output->data == data->data): element and slice targets,
+//! duplicates, k = 0 and empty indices, destination ranges split among 2 tasks mid-slice, every
+//! reduction; on a bad index neither the output nor in-place data changed.
 
 #![cfg(unix)]
 
@@ -13,13 +18,17 @@ mod guarded;
 mod op;
 
 use guarded::{Guarded, Side};
-use op::Op;
+use op::{Op, Scatter};
 
+use gatherkit::ffi::{
+    gk_options, gk_tensor, gk_tensor_mut, GK_REDUCTION_ADD, GK_REDUCTION_MAX, GK_REDUCTION_MIN,
+    GK_REDUCTION_MUL, GK_REDUCTION_NONE, GK_STATUS_INDEX_OUT_OF_BOUNDS, GK_STATUS_OK,
+};
 use gatherkit::{
     gather_dyn, gather_elements_dyn, gather_nd_dyn, DType, DynTensorMut, DynTensorRef, Options,
     Status,
 };
-use gatherkit_testkit::{count, reference};
+use gatherkit_testkit::{count, reference, scatter};
 
 /// Runs one call with all three buffers against guards on `side`; `bad_last` puts an
 /// out-of-range value in the last index. Returns the status (Ok as Status::Ok).
@@ -250,5 +259,275 @@ fn gather_paths_stay_inside_their_buffers() {
                 expect(status, bad_last, &ctx);
             }
         });
+    }
+}
+
+/// Writes index values into guarded memory of `index_dtype` (int32 or int64).
+fn write_indices(indices: &mut Guarded, wide: bool, values: impl Iterator<Item = i64>) {
+    let iw = if wide { 8 } else { 4 };
+    for (at, v) in indices.bytes_mut().chunks_exact_mut(iw).zip(values) {
+        if wide {
+            at.copy_from_slice(&v.to_ne_bytes());
+        } else {
+            at.copy_from_slice(&(v as i32).to_ne_bytes());
+        }
+    }
+}
+
+/// One scatter through the C ABI with data, indices, updates and (unless `in_place`) the output
+/// each flush against guards on `side`; `bad_last` puts an out-of-range value in the last index.
+/// Checks what the call left: on success with `GK_REDUCTION_NONE`, the reference's output (each
+/// element traced to the data or update element it came from); on a bad index, the output (or
+/// in-place data) unchanged. Returns the status and the output bytes.
+#[allow(clippy::too_many_arguments)]
+fn guarded_scatter(
+    op: Scatter,
+    dtype: DType,
+    wide: bool,
+    data_shape: &[usize],
+    indices_shape: &[usize],
+    reduction: i32,
+    side: Side,
+    threads: usize,
+    in_place: bool,
+    bad_last: bool,
+) -> (i32, Vec<u8>) {
+    let w = dtype.size();
+    let updates_shape = op.updates_shape(data_shape, indices_shape);
+    let (n_data, n_idx, n_upd) = (
+        count(data_shape),
+        count(indices_shape),
+        count(&updates_shape),
+    );
+    let mut data = Guarded::new(n_data * w, side);
+    for (i, b) in data.bytes_mut().iter_mut().enumerate() {
+        *b = (i * 31 + 7) as u8;
+    }
+    let data_before = data.bytes().to_vec();
+    // Index values spread over [-size, size - 1]: negative ones, duplicates.
+    let value = |p: usize| {
+        let size = op.addressed_dim(data_shape, indices_shape, p) as i64;
+        (p as i64 * 7919 + 3) % (2 * size) - size
+    };
+    let mut indices = Guarded::new(n_idx * if wide { 8 } else { 4 }, side);
+    write_indices(
+        &mut indices,
+        wide,
+        (0..n_idx).map(|p| {
+            if bad_last && p + 1 == n_idx {
+                // Out of range in either index type (2^40 would wrap to 0 as an int32).
+                if wide {
+                    1 << 40
+                } else {
+                    i32::MIN.into()
+                }
+            } else {
+                value(p)
+            }
+        }),
+    );
+    let mut updates = Guarded::new(n_upd * w, side);
+    for (i, b) in updates.bytes_mut().iter_mut().enumerate() {
+        *b = (i * 13 + 101) as u8;
+    }
+    let output = Guarded::new(if in_place { 0 } else { n_data * w }, side);
+    let shape = |dims: &[usize]| dims.iter().map(|&d| d as i64).collect::<Vec<i64>>();
+    let (ds, is, us) = (
+        shape(data_shape),
+        shape(indices_shape),
+        shape(&updates_shape),
+    );
+    let code = dtype.code();
+    let out_ptr = if in_place {
+        data.start()
+    } else {
+        output.start()
+    };
+    let tensor = |dtype, dims: &[i64], at: *mut u8| gk_tensor {
+        dtype,
+        rank: dims.len(),
+        shape: dims.as_ptr(),
+        data: at.cast_const().cast(),
+    };
+    let index_code = if wide {
+        DType::Int64.code()
+    } else {
+        DType::Int32.code()
+    };
+    let status = {
+        let d = tensor(code, &ds, data.start());
+        let i = tensor(index_code, &is, indices.start());
+        let u = tensor(code, &us, updates.start());
+        let o = gk_tensor_mut {
+            dtype: code,
+            rank: ds.len(),
+            shape: ds.as_ptr(),
+            data: out_ptr.cast(),
+        };
+        let options = gk_options {
+            num_threads: threads,
+            ..Default::default()
+        };
+        // SAFETY: every descriptor describes a live guarded buffer of exactly its bytes (the
+        // in-place output is data's own buffer).
+        unsafe { op.call(&d, &i, &u, reduction, &o, &options) }
+    };
+    // SAFETY: `n_data * w` initialised bytes at `out_ptr` (the call's output, or data).
+    let out = unsafe { std::slice::from_raw_parts(out_ptr, n_data * w) }.to_vec();
+    if status == GK_STATUS_INDEX_OUT_OF_BOUNDS {
+        if in_place {
+            assert!(out == data_before, "in-place data changed on a bad index");
+        } else {
+            assert!(out.iter().all(|&b| b == 0), "output written on a bad index");
+        }
+    } else if status == GK_STATUS_OK && reduction == GK_REDUCTION_NONE {
+        // Elements as ids: data element e is e, update p is n_data + p.
+        let ids: Vec<u64> = (0..n_data as u64).collect();
+        let update_ids: Vec<u64> = (n_data as u64..(n_data + n_upd) as u64).collect();
+        let idx: Vec<i64> = (0..n_idx).map(value).collect();
+        let want = match op {
+            Scatter::Elements { axis } => scatter::scatter_elements(
+                &ids,
+                data_shape,
+                &idx,
+                indices_shape,
+                &update_ids,
+                axis,
+                scatter::Reduce::None,
+            ),
+            Scatter::Nd => scatter::scatter_nd(
+                &ids,
+                data_shape,
+                &idx,
+                indices_shape,
+                &update_ids,
+                scatter::Reduce::None,
+            ),
+        }
+        .expect("the reference accepts what the call accepted");
+        let expected: Vec<u8> = want
+            .iter()
+            .flat_map(|&id| {
+                let id = id as usize;
+                if id < n_data {
+                    data_before[id * w..(id + 1) * w].to_vec()
+                } else {
+                    let p = id - n_data;
+                    updates.bytes()[p * w..(p + 1) * w].to_vec()
+                }
+            })
+            .collect();
+        assert!(out == expected, "output differs from the reference");
+    }
+    (status, out)
+}
+
+/// The scatter settings: every width (copying and in place), both sides, 1 and 2 threads, int32
+/// and int64 indices, with and without a bad last index.
+fn each_scatter_setting(mut f: impl FnMut(DType, Side, usize, bool, bool)) {
+    for dtype in WIDTHS {
+        for side in [Side::Front, Side::Back] {
+            for threads in [1, 2] {
+                for (wide, bad_last) in [(true, false), (false, true), (false, false), (true, true)]
+                {
+                    f(dtype, side, threads, wide, bad_last);
+                }
+            }
+        }
+    }
+}
+
+/// A reduction every width has (complex has no max or min; uint8 adds).
+fn reduction_for(dtype: DType, n: usize) -> i32 {
+    match (dtype, n % 4) {
+        (DType::Complex128, 2 | 3) | (_, 0) => GK_REDUCTION_ADD,
+        (_, 1) => GK_REDUCTION_MUL,
+        (_, 2) => GK_REDUCTION_MAX,
+        _ => GK_REDUCTION_MIN,
+    }
+}
+
+/// Runs `op` on one shape in every setting, with `none` and a reduction, copying and in place,
+/// and checks the status; in-place and copying calls must agree.
+fn scatter_everywhere(op: Scatter, data_shape: &[usize], indices_shape: &[usize], large: bool) {
+    let can_be_bad = count(indices_shape) > 0 && indices_shape.last() != Some(&0);
+    let mut n = 0;
+    each_scatter_setting(|dtype, side, threads, wide, bad_last| {
+        if large && dtype != DType::Float {
+            return; // the large shapes once are enough; the kernels are byte-generic
+        }
+        if bad_last && !can_be_bad {
+            return;
+        }
+        n += 1;
+        for reduction in [GK_REDUCTION_NONE, reduction_for(dtype, n)] {
+            let ctx = format!(
+                "{op:?} {dtype} {data_shape:?} {indices_shape:?} reduction {reduction} {side:?} {threads}t wide={wide} bad={bad_last}"
+            );
+            let run = |in_place| {
+                guarded_scatter(
+                    op,
+                    dtype,
+                    wide,
+                    data_shape,
+                    indices_shape,
+                    reduction,
+                    side,
+                    threads,
+                    in_place,
+                    bad_last,
+                )
+            };
+            let (copied, out) = run(false);
+            let (in_place, data) = run(true);
+            let want = if bad_last {
+                GK_STATUS_INDEX_OUT_OF_BOUNDS
+            } else {
+                GK_STATUS_OK
+            };
+            assert_eq!((copied, in_place), (want, want), "{ctx}");
+            if want == GK_STATUS_OK {
+                assert!(out == data, "{ctx}: in place and copying differ");
+            }
+        }
+    });
+}
+
+#[test]
+fn scatter_elements_paths_stay_inside_their_buffers() {
+    // (data shape, indices shape, axis): the last axis with more positions than the axis
+    // (duplicates); a middle axis with indices narrower than data; axis 0 of a 1-D tensor with
+    // one long row of positions; a negative axis; empty indices; and a large call whose positions
+    // and destination ranges 2 threads split (1.5 MiB of output).
+    let cases: [(&[usize], &[usize], i64, bool); 6] = [
+        (&[33, 7], &[33, 9], 1, false),
+        (&[5, 6, 7], &[5, 3, 5], 1, false),
+        (&[300], &[1000], 0, false),
+        (&[6, 5, 4], &[3, 5, 4], -3, false),
+        (&[2, 3], &[0, 3], 1, false),
+        (&[3, (1 << 17) + 5], &[4, (1 << 17) + 5], 0, true),
+    ];
+    for (data_shape, indices_shape, axis, large) in cases {
+        scatter_everywhere(Scatter::Elements { axis }, data_shape, indices_shape, large);
+    }
+}
+
+#[test]
+fn scatter_nd_paths_stay_inside_their_buffers() {
+    // (data shape, indices shape): 1-element slices; 5-element slices; 300-element slices that
+    // 2 threads' destination ranges cut in the middle (over 1 MiB); 2-component tuples of
+    // 3-element slices; element tuples (k = r); k = 0 (every tuple is the whole tensor); no
+    // tuples at all.
+    let cases: [(&[usize], &[usize], bool); 7] = [
+        (&[40, 1], &[37, 1], false),
+        (&[40, 5], &[37, 1], false),
+        (&[50, 300], &[1400, 1], true),
+        (&[30, 20, 3], &[500, 2], false),
+        (&[7, 9], &[300, 2], false),
+        (&[3, 5], &[4, 0], false),
+        (&[4, 5], &[0, 1], false),
+    ];
+    for (data_shape, indices_shape, large) in cases {
+        scatter_everywhere(Scatter::Nd, data_shape, indices_shape, large);
     }
 }

@@ -11,6 +11,15 @@
 //!   addresses differ and no overlap check can see it), placed so that each output element
 //!   overwrites an index the call has not used yet with an out-of-range value: a second read of
 //!   that index would copy memory past the end of `data` into the output.
+//!
+//! The scatters (`gk_scatter_elements`, `gk_scatter_nd`) face the same caller, on the write side:
+//! - another thread flips index values between valid and wildly out of range during calls, and
+//!   for in-place calls a third one rewrites the caller's data and updates, with data (the
+//!   output, in place), updates and the output flush against inaccessible pages: a value
+//!   checked on one read and used from a second would write (or read) outside them;
+//! - the output (or in-place data) shares physical pages with the indices, so that the copy of
+//!   data, or each update written, replaces an index the call has not used yet with an
+//!   out-of-range value: a second read of it would write past the end of the output.
 
 #![cfg(target_os = "linux")]
 
@@ -20,7 +29,7 @@ mod guarded;
 mod op;
 
 use guarded::{Guarded, Side};
-use op::Op;
+use op::{Op, Scatter};
 
 use gatherkit::ffi::*;
 use gatherkit_testkit::{count, Rng};
@@ -583,6 +592,311 @@ fn output_aliasing_the_indices_physically_never_exposes_memory_past_data() {
                 "{op:?} {threads}t: memory past the end of data reached the output (status {status})"
             );
             assert!(storage[data_len..].iter().all(|&v| v == PAST_DATA));
+        }
+    }
+}
+
+/// A scatter path: which operator, and the shapes that select its phases (index values resolved
+/// by rows or by tuples, split among tasks or not; updates applied to elements or to slices,
+/// whose destination ranges 2 tasks may cut mid-slice).
+struct ScatterPath {
+    name: &'static str,
+    op: Scatter,
+    data: &'static [usize],
+    indices: &'static [usize],
+}
+
+const SCATTER_PATHS: &[ScatterPath] = &[
+    ScatterPath {
+        name: "ScatterElements rows (last axis)",
+        op: Scatter::Elements { axis: 1 },
+        data: &[64, 33],
+        indices: &[64, 40],
+    },
+    ScatterPath {
+        name: "ScatterElements middle axis, narrower indices",
+        op: Scatter::Elements { axis: 1 },
+        data: &[6, 30, 9],
+        indices: &[5, 20, 4],
+    },
+    ScatterPath {
+        name: "ScatterElements one long row (positions split among tasks)",
+        op: Scatter::Elements { axis: 0 },
+        data: &[300],
+        indices: &[150_000],
+    },
+    ScatterPath {
+        name: "ScatterElements axis 0, split among tasks",
+        op: Scatter::Elements { axis: -2 },
+        data: &[600, 160],
+        indices: &[700, 160],
+    },
+    ScatterPath {
+        name: "ScatterND 1-element slices",
+        op: Scatter::Nd,
+        data: &[300],
+        indices: &[150_000, 1],
+    },
+    ScatterPath {
+        name: "ScatterND 4-element slices",
+        op: Scatter::Nd,
+        data: &[300, 4],
+        indices: &[40_000, 1],
+    },
+    ScatterPath {
+        name: "ScatterND 2-component tuples",
+        op: Scatter::Nd,
+        data: &[30, 20, 3],
+        indices: &[20_000, 2],
+    },
+    ScatterPath {
+        name: "ScatterND 5-component tuples",
+        op: Scatter::Nd,
+        data: &[3, 4, 5, 3, 4],
+        indices: &[30_000, 5],
+    },
+    ScatterPath {
+        name: "ScatterND large slices (destination ranges cut mid-slice)",
+        op: Scatter::Nd,
+        data: &[40, 300],
+        indices: &[3000, 1],
+    },
+];
+
+/// `len` i64 slots of guarded memory, seen as atomics (another thread may write them while a
+/// call reads or writes them).
+fn atomics(buffer: &Guarded, len: usize) -> &[AtomicI64] {
+    // SAFETY: `len` i64 slots at `start` (8-byte aligned: flush against a page boundary with a
+    // length that is a multiple of 8, or at a page start), alive as long as `buffer`.
+    unsafe { std::slice::from_raw_parts(buffer.start().cast::<AtomicI64>(), len) }
+}
+
+/// One scatter through the C ABI on raw buffers (i64 data); returns the status.
+#[allow(clippy::too_many_arguments)]
+fn scatter_call(
+    op: Scatter,
+    data: (&[i64], *const c_void),
+    index_dtype: i32,
+    indices: (&[i64], *const c_void),
+    updates: (&[i64], *const c_void),
+    reduction: i32,
+    output: *mut c_void,
+    threads: usize,
+) -> i32 {
+    let tensor = |dtype, (shape, at): (&[i64], *const c_void)| gk_tensor {
+        dtype,
+        rank: shape.len(),
+        shape: shape.as_ptr(),
+        data: at,
+    };
+    let output = gk_tensor_mut {
+        dtype: GK_DTYPE_INT64,
+        rank: data.0.len(),
+        shape: data.0.as_ptr(),
+        data: output,
+    };
+    let options = options(Op::Elements { axis: 0 }, threads);
+    // SAFETY: every descriptor describes a live buffer of its size (the callers allocate them
+    // from the same shapes); memory changing during the call is the point of the test.
+    unsafe {
+        op.call(
+            &tensor(GK_DTYPE_INT64, data),
+            &tensor(index_dtype, indices),
+            &tensor(GK_DTYPE_INT64, updates),
+            reduction,
+            &output,
+            &options,
+        )
+    }
+}
+
+/// Calls each scatter path repeatedly while a second thread rewrites index values with hostile
+/// ones (and, in place, a third rewrites data and updates).
+fn race_every_scatter_path() {
+    for path in SCATTER_PATHS {
+        println!("{}", path.name); // the last one printed is the one that crashed
+        let shape = |dims: &[usize]| dims.iter().map(|&d| d as i64).collect::<Vec<i64>>();
+        let updates_shape = path.op.updates_shape(path.data, path.indices);
+        let (ds, is, us) = (shape(path.data), shape(path.indices), shape(&updates_shape));
+        let (data_len, upd_len) = (count(path.data), count(&updates_shape));
+        for (wide, flush_back, threads, in_place, reduction) in [
+            (true, true, 1, false, GK_REDUCTION_NONE),
+            (false, false, 1, true, GK_REDUCTION_NONE),
+            (true, false, 2, true, GK_REDUCTION_NONE),
+            (false, true, 2, false, GK_REDUCTION_ADD),
+            (true, true, 2, true, GK_REDUCTION_MAX),
+        ] {
+            let data = Guarded::new(data_len * 8, side(flush_back));
+            let data_values = atomics(&data, data_len);
+            let updates = Guarded::new(upd_len * 8, side(flush_back));
+            let update_values = atomics(&updates, upd_len);
+            // Data holds 0..data_len, updates data_len..: with `none`, every output element
+            // must be one of them.
+            for (i, v) in data_values.iter().enumerate() {
+                v.store(i as i64, Ordering::Relaxed);
+            }
+            for (i, v) in update_values.iter().enumerate() {
+                v.store((data_len + i) as i64, Ordering::Relaxed);
+            }
+            let output = Guarded::new(if in_place { 0 } else { data_len * 8 }, side(flush_back));
+            let out_ptr = if in_place {
+                data.start()
+            } else {
+                output.start()
+            };
+            let size = |p: usize| path.op.addressed_dim(path.data, path.indices, p) as i64;
+            let valid = |p: usize| hostile_value((p * 8) as u64, size(p));
+            let indices = RacyIndices::new(wide, (0..count(path.indices)).map(valid));
+            let stop = AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    let mut rng = Rng::new(0x9E37_79B9);
+                    while !stop.load(Ordering::Relaxed) {
+                        let position = rng.below(indices.len() as u64) as usize;
+                        indices.store(position, hostile_value(2 + rng.below(6), size(position)));
+                        for _ in 0..rng.below(64) {
+                            std::hint::spin_loop();
+                        }
+                        indices.store(position, valid(position));
+                    }
+                });
+                if in_place {
+                    // The caller's own data and updates change under the call too (values
+                    // only: they never decide an address).
+                    scope.spawn(|| {
+                        let mut rng = Rng::new(0x7F4A_7C15);
+                        while !stop.load(Ordering::Relaxed) {
+                            let at = rng.below(data_len as u64) as usize;
+                            data_values[at]
+                                .store(rng.below(data_len as u64) as i64, Ordering::Relaxed);
+                            let at = rng.below(upd_len as u64) as usize;
+                            let v = (data_len as u64 + rng.below(upd_len as u64)) as i64;
+                            update_values[at].store(v, Ordering::Relaxed);
+                        }
+                    });
+                }
+                for _ in 0..20 {
+                    let status = scatter_call(
+                        path.op,
+                        (&ds, data.start().cast()),
+                        indices.dtype(),
+                        (&is, indices.ptr()),
+                        (&us, updates.start().cast()),
+                        reduction,
+                        out_ptr.cast(),
+                        threads,
+                    );
+                    assert!(
+                        status == GK_STATUS_OK || status == GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                        "{}: status {status}",
+                        path.name
+                    );
+                }
+                stop.store(true, Ordering::Relaxed);
+            });
+            if reduction == GK_REDUCTION_NONE {
+                // SAFETY: `data_len` initialised i64 slots (written by the calls, or data).
+                let out = unsafe { std::slice::from_raw_parts(out_ptr.cast::<i64>(), data_len) };
+                let all = (data_len + upd_len) as i64;
+                assert!(
+                    out.iter().all(|&v| (0..all).contains(&v)),
+                    "{}: an output element holds a value from neither data nor updates",
+                    path.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn scatter_indices_rewritten_by_another_thread_never_cause_an_access_outside_the_buffers() {
+    if std::env::var_os(CHILD).is_some() {
+        race_every_scatter_path();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let result = Command::new(exe)
+        .args([
+            "--exact",
+            "scatter_indices_rewritten_by_another_thread_never_cause_an_access_outside_the_buffers",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "the racing child failed ({}):\n{}{}",
+        result.status,
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
+/// (operator, data shape, indices shape, updates shape)
+type ScatterAliasedCall = (Scatter, &'static [i64], &'static [i64], &'static [i64]);
+
+/// What lies right after the scatter's output in the shared file: a write past the output's end
+/// changes it.
+const PAST_OUTPUT: i64 = 0x0BAD_F00D_0BAD_F00D;
+
+#[test]
+fn scatter_output_aliasing_the_indices_physically_never_writes_past_the_output() {
+    const M: usize = 5000; // output elements, index values and updates
+    const MI: i64 = M as i64;
+    // Each writes update p to out[p].
+    let calls: [ScatterAliasedCall; 3] = [
+        (Scatter::Elements { axis: 0 }, &[MI], &[MI], &[MI]),
+        (Scatter::Nd, &[MI], &[MI, 1], &[MI]),
+        (Scatter::Nd, &[MI, 1], &[MI, 1], &[MI, 1]),
+    ];
+    for (op, data_shape, indices_shape, updates_shape) in calls {
+        for (threads, in_place) in [(1, false), (1, true), (2, false), (2, true)] {
+            let ctx = format!("{op:?} {threads}t in_place={in_place}");
+            // Index i at word 1 + i of the file, output element j at word 2 + j: writing out[j]
+            // overwrites indices[j + 1]. Words M + 2 and M + 3 lie past the output.
+            let words = M + 4;
+            let mapping = DoubleMapping::new(8 * words);
+            // SAFETY: the whole file, seen through the first mapping.
+            let file =
+                unsafe { std::slice::from_raw_parts_mut(mapping.first.cast::<i64>(), words) };
+            file[0] = PAST_OUTPUT;
+            for (i, slot) in file[1..=M].iter_mut().enumerate() {
+                *slot = i as i64; // update p lands on out[p]
+            }
+            file[M + 1..].fill(PAST_OUTPUT);
+            // Data (copying) and every update are M: out of range as an index, so whatever the
+            // call writes over an index it has not used yet makes that index bad.
+            let data = vec![MI; M];
+            let updates = vec![MI; M];
+            // SAFETY: both views lie inside the mapping.
+            let (indices_at, output_at) = unsafe { (mapping.first.add(8), mapping.second.add(16)) };
+            let data_at: *const c_void = if in_place {
+                output_at.cast_const().cast()
+            } else {
+                data.as_ptr().cast()
+            };
+            let status = scatter_call(
+                op,
+                (data_shape, data_at),
+                GK_DTYPE_INT64,
+                (indices_shape, indices_at.cast_const().cast()),
+                (updates_shape, updates.as_ptr().cast()),
+                GK_REDUCTION_NONE,
+                output_at.cast(),
+                threads,
+            );
+            assert!(
+                status == GK_STATUS_OK || status == GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                "{ctx}: status {status}"
+            );
+            // SAFETY: the whole file again (the call has returned).
+            let file = unsafe { std::slice::from_raw_parts(mapping.first.cast::<i64>(), words) };
+            assert_eq!(file[0], PAST_OUTPUT, "{ctx}: written before the output");
+            assert!(
+                file[M + 2..].iter().all(|&v| v == PAST_OUTPUT),
+                "{ctx}: written past the end of the output (status {status})"
+            );
         }
     }
 }

@@ -6,11 +6,20 @@
 //! row-major order, with its value; on any other error nothing is written (the output, and an
 //! input it aliases, keep their bytes); when the shape query fails, the operation fails with the
 //! same status (the query covers the checks that come first).
+//!
+//! The scatters (`gk_scatter_elements`, `gk_scatter_nd`, copying or in place) the same way, with
+//! `gatherkit_testkit::scatter` as the reference, in the dtype's own arithmetic: on success the
+//! output (or in-place data) equals the reference's bit for bit (except that a NaN from an add or
+//! mul may be any NaN), and a copying call leaves data as it was; on a bad index nothing is
+//! written, not even in place.
 
 #![no_main]
 
 use gatherkit::ffi::*;
 use gatherkit_fuzz::{capped_count, size_of_dtype, Call, Op, MAX_DATA_ELEMENTS};
+use gatherkit_testkit::scatter::{
+    self, Bf16, Bool, Combine, Reduce, ScatterError, Str, C128, C64, F16,
+};
 use gatherkit_testkit::{coords, reference};
 use libfuzzer_sys::fuzz_target;
 use std::ffi::CStr;
@@ -51,6 +60,7 @@ fn reference_output(
     let elements: Vec<&[u8]> = data.chunks_exact(w).collect();
     let attr = call.attribute;
     let result = match call.op {
+        Op::ScatterElements | Op::ScatterNd => unreachable!("the scatters have their own check"),
         Op::GatherElements => reference::gather_elements(&elements, dshape, idx, ishape, attr),
         Op::GatherNd => reference::gather_nd(&elements, dshape, idx, ishape, attr as usize),
         Op::Gather => {
@@ -70,6 +80,10 @@ fn reference_output(
 fuzz_target!(|bytes: &[u8]| check(&Call::decode(bytes)));
 
 fn check(call: &Call) {
+    if call.op.is_scatter() {
+        check_scatter(call);
+        return;
+    }
     let (data_shape, indices_shape, attribute, batch_dims) = (
         &call.data_shape,
         &call.indices_shape,
@@ -152,6 +166,9 @@ fn check(call: &Call) {
                 GK_MAX_RANK,
                 &mut out_rank,
             ),
+            Op::ScatterElements | Op::ScatterNd => {
+                unreachable!("the scatters have their own check")
+            }
         }
     };
     assert!((0..=11).contains(&query), "shape query returned {query}");
@@ -193,6 +210,9 @@ fn check(call: &Call) {
             Op::GatherElements => gk_gather_elements(&data_t, &idx_t, attribute, &out_t, &options),
             Op::GatherNd => gk_gather_nd(&data_t, &idx_t, attribute, &out_t, &options),
             Op::Gather => gk_gather(&data_t, &idx_t, attribute, batch_dims, &out_t, &options),
+            Op::ScatterElements | Op::ScatterNd => {
+                unreachable!("the scatters have their own check")
+            }
         }
     };
     assert!((0..=11).contains(&status), "operation returned {status}");
@@ -248,6 +268,325 @@ fn check(call: &Call) {
             out_words.iter().all(|&x| x == 0xA5A5_A5A5_A5A5_A5A5),
             "output written on error {status}"
         );
+        assert!(data_words == before_data, "data changed on error {status}");
+    }
+}
+
+/// An element type of the scatter reference, read from and written to the C ABI's bytes.
+trait Elem: Combine {
+    fn read(bytes: &[u8]) -> Self;
+    fn write(self, out: &mut Vec<u8>);
+}
+
+macro_rules! plain_elems {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            fn read(bytes: &[u8]) -> Self {
+                <$t>::from_ne_bytes(bytes.try_into().unwrap())
+            }
+            fn write(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_ne_bytes());
+            }
+        }
+    )*};
+}
+
+plain_elems!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
+
+macro_rules! wrapped_elems {
+    ($($t:ident($inner:ty)),*) => {$(
+        impl Elem for $t {
+            fn read(bytes: &[u8]) -> Self {
+                $t(<$inner>::from_ne_bytes(bytes.try_into().unwrap()))
+            }
+            fn write(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.0.to_ne_bytes());
+            }
+        }
+    )*};
+}
+
+wrapped_elems!(Bool(u8), F16(u16), Bf16(u16), Str(usize));
+
+macro_rules! complex_elems {
+    ($($t:ident($part:ty, $w:expr)),*) => {$(
+        impl Elem for $t {
+            fn read(bytes: &[u8]) -> Self {
+                let (re, im) = bytes.split_at($w);
+                $t(
+                    <$part>::from_ne_bytes(re.try_into().unwrap()),
+                    <$part>::from_ne_bytes(im.try_into().unwrap()),
+                )
+            }
+            fn write(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.0.to_ne_bytes());
+                out.extend_from_slice(&self.1.to_ne_bytes());
+            }
+        }
+    )*};
+}
+
+complex_elems!(C64(f32, 4), C128(f64, 8));
+
+/// The reference scatter on `T` elements, as bytes.
+#[allow(clippy::too_many_arguments)]
+fn scatter_as<T: Elem>(
+    call: &Call,
+    w: usize,
+    data: &[u8],
+    dshape: &[usize],
+    idx: &[i64],
+    ishape: &[usize],
+    updates: &[u8],
+    reduce: Reduce,
+) -> Result<Vec<u8>, ScatterError> {
+    let read = |bytes: &[u8]| bytes.chunks_exact(w).map(T::read).collect::<Vec<T>>();
+    let (data, updates) = (read(data), read(updates));
+    let out = match call.op {
+        Op::ScatterElements => {
+            scatter::scatter_elements(&data, dshape, idx, ishape, &updates, call.attribute, reduce)
+        }
+        _ => scatter::scatter_nd(&data, dshape, idx, ishape, &updates, reduce),
+    }?;
+    let mut bytes = Vec::with_capacity(out.len() * w);
+    for v in out {
+        v.write(&mut bytes);
+    }
+    Ok(bytes)
+}
+
+/// The reference scatter for the call's dtype (valid shapes, attributes and dtype).
+fn reference_scatter(
+    call: &Call,
+    data: &[u8],
+    dshape: &[usize],
+    idx: &[i64],
+    ishape: &[usize],
+    updates: &[u8],
+) -> Result<Vec<u8>, ScatterError> {
+    let reduce = match call.reduction {
+        GK_REDUCTION_NONE => Reduce::None,
+        GK_REDUCTION_ADD => Reduce::Add,
+        GK_REDUCTION_MUL => Reduce::Mul,
+        GK_REDUCTION_MAX => Reduce::Max,
+        GK_REDUCTION_MIN => Reduce::Min,
+        r => panic!("reduction code {r} was accepted"),
+    };
+    let w = size_of_dtype(call.data_dtype);
+    macro_rules! by_dtype {
+        ($($code:ident => $t:ty),*) => {
+            match call.data_dtype {
+                $($code => scatter_as::<$t>(call, w, data, dshape, idx, ishape, updates, reduce),)*
+                d => panic!("dtype code {d} was accepted"),
+            }
+        };
+    }
+    by_dtype!(
+        GK_DTYPE_FLOAT => f32, GK_DTYPE_UINT8 => u8, GK_DTYPE_INT8 => i8, GK_DTYPE_UINT16 => u16,
+        GK_DTYPE_INT16 => i16, GK_DTYPE_INT32 => i32, GK_DTYPE_INT64 => i64,
+        GK_DTYPE_STRING => Str, GK_DTYPE_BOOL => Bool, GK_DTYPE_FLOAT16 => F16,
+        GK_DTYPE_DOUBLE => f64, GK_DTYPE_UINT32 => u32, GK_DTYPE_UINT64 => u64,
+        GK_DTYPE_COMPLEX64 => C64, GK_DTYPE_COMPLEX128 => C128, GK_DTYPE_BFLOAT16 => Bf16
+    )
+}
+
+/// Whether every floating-point part of the element `bytes` is a NaN (`None`: the dtype has no
+/// NaN).
+fn all_nan(dtype: i32, bytes: &[u8]) -> Option<bool> {
+    let f16_nan = |b: &[u8], exponent: u16, fraction: u16| {
+        let v = u16::from_ne_bytes(b.try_into().unwrap());
+        v & exponent == exponent && v & fraction != 0
+    };
+    Some(match dtype {
+        GK_DTYPE_FLOAT | GK_DTYPE_COMPLEX64 => bytes
+            .chunks_exact(4)
+            .all(|b| f32::from_ne_bytes(b.try_into().unwrap()).is_nan()),
+        GK_DTYPE_DOUBLE | GK_DTYPE_COMPLEX128 => bytes
+            .chunks_exact(8)
+            .all(|b| f64::from_ne_bytes(b.try_into().unwrap()).is_nan()),
+        GK_DTYPE_FLOAT16 => f16_nan(bytes, 0x7C00, 0x03FF),
+        GK_DTYPE_BFLOAT16 => f16_nan(bytes, 0x7F80, 0x007F),
+        _ => return None,
+    })
+}
+
+/// `got == want`, elementwise; with add and mul, a NaN part may be any NaN (the payload of an
+/// arithmetic NaN is not specified). Complex parts are compared one at a time.
+fn same_output(dtype: i32, reduction: i32, got: &[u8], want: &[u8]) -> bool {
+    if got.len() != want.len() {
+        return false;
+    }
+    if !matches!(reduction, GK_REDUCTION_ADD | GK_REDUCTION_MUL) {
+        return got == want;
+    }
+    let part = match dtype {
+        GK_DTYPE_COMPLEX64 => 4,
+        GK_DTYPE_COMPLEX128 => 8,
+        _ => size_of_dtype(dtype),
+    };
+    got.chunks_exact(part)
+        .zip(want.chunks_exact(part))
+        .all(|(g, w)| {
+            g == w || (all_nan(dtype, g) == Some(true) && all_nan(dtype, w) == Some(true))
+        })
+}
+
+fn check_scatter(call: &Call) {
+    let (data_shape, indices_shape, updates_shape) =
+        (&call.data_shape, &call.indices_shape, &call.updates_shape);
+    let w = size_of_dtype(call.data_dtype);
+    let data_bytes = capped_count(data_shape, MAX_DATA_ELEMENTS).min(1 << 20) * w;
+    let updates_bytes = capped_count(updates_shape, MAX_DATA_ELEMENTS).min(1 << 20) * w;
+    let mut data_words = call.data_words.clone();
+    let idx64 = &call.indices;
+    let n_idx = idx64.len();
+    let idx32: Vec<i32> = idx64.iter().map(|&v| v as i32).collect();
+    let (idx_ptr, idx_values): (*const std::ffi::c_void, Vec<i64>) =
+        if call.index_dtype == GK_DTYPE_INT32 {
+            (
+                idx32.as_ptr().cast(),
+                idx32.iter().map(|&v| v as i64).collect(),
+            )
+        } else {
+            (idx64.as_ptr().cast(), idx64.clone())
+        };
+    let idx_w = if call.index_dtype == GK_DTYPE_INT32 {
+        4
+    } else {
+        8
+    };
+    let data_ptr = honest(data_words.as_ptr().cast(), data_shape, w, data_bytes);
+    let idx_ptr = honest(idx_ptr, indices_shape, idx_w, n_idx * idx_w);
+    let upd_ptr = honest(
+        call.updates_words.as_ptr().cast(),
+        updates_shape,
+        w,
+        updates_bytes,
+    );
+    let tensor = |dtype, shape: &[i64], data| gk_tensor {
+        dtype,
+        rank: shape.len(),
+        shape: shape.as_ptr(),
+        data,
+    };
+    let data_t = tensor(call.data_dtype, data_shape, data_ptr);
+    let idx_t = tensor(call.index_dtype, indices_shape, idx_ptr);
+    let upd_t = tensor(call.data_dtype, updates_shape, upd_ptr);
+    let options = gk_options {
+        flavor: call.flavor,
+        version: call.version,
+        num_threads: call.threads,
+        ..Default::default()
+    };
+
+    // The output has data's shape, sometimes with one dimension enlarged.
+    let mut out_shape = data_shape.clone();
+    if let (Some(d), false) = (call.perturb_out_dim, out_shape.is_empty()) {
+        let at = d as usize % out_shape.len();
+        out_shape[at] = out_shape[at].saturating_add(1);
+    }
+    let out_elems = capped_count(&out_shape, 1 << 20);
+    let out_bytes = out_elems.min(1 << 22) * w;
+    let mut out_words = vec![0xA5A5_A5A5_A5A5_A5A5u64; out_bytes.div_ceil(8) + 1];
+    let in_place = call.alias;
+    let before_data = data_words.clone();
+    let out_ptr: *mut std::ffi::c_void = if in_place {
+        data_words.as_mut_ptr().cast()
+    } else {
+        out_words.as_mut_ptr().cast()
+    };
+    let out_capacity = if in_place { data_bytes } else { out_bytes };
+    let out_ptr = honest(out_ptr.cast_const(), &out_shape, w, out_capacity).cast_mut();
+    let out_t = gk_tensor_mut {
+        dtype: call.out_dtype,
+        rank: out_shape.len(),
+        shape: out_shape.as_ptr(),
+        data: out_ptr,
+    };
+
+    // SAFETY: every non-NULL data pointer has at least the bytes its descriptor claims (`honest`);
+    // shapes hold `rank` values; an in-place output is data's own buffer.
+    let status = unsafe {
+        match call.op {
+            Op::ScatterElements => gk_scatter_elements(
+                &data_t,
+                &idx_t,
+                &upd_t,
+                call.attribute,
+                call.reduction,
+                &out_t,
+                &options,
+            ),
+            _ => gk_scatter_nd(&data_t, &idx_t, &upd_t, call.reduction, &out_t, &options),
+        }
+    };
+    assert!((0..=11).contains(&status), "operation returned {status}");
+    // SAFETY: viewing the initialized words as bytes.
+    let as_bytes = |words: &[u64], n: usize| unsafe {
+        std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), n)
+    };
+    let untouched_out = out_words.iter().all(|&x| x == 0xA5A5_A5A5_A5A5_A5A5);
+    if status == GK_STATUS_OK || status == GK_STATUS_INDEX_OUT_OF_BOUNDS {
+        // Every check but the index values passed: shapes, dtypes, reduction and output are
+        // valid, and every buffer holds its tensor.
+        let data = as_bytes(&before_data, data_bytes);
+        let updates = as_bytes(&call.updates_words, updates_bytes);
+        let dshape: Vec<usize> = data_shape.iter().map(|&d| d as usize).collect();
+        let ishape: Vec<usize> = indices_shape.iter().map(|&d| d as usize).collect();
+        let want = reference_scatter(call, data, &dshape, &idx_values, &ishape, updates);
+        if status == GK_STATUS_OK {
+            let want = match want {
+                Ok(out) => out,
+                Err(ScatterError::BadIndex(p)) => panic!(
+                    "the call succeeded with index value {} (position {p}) out of range",
+                    idx_values[p]
+                ),
+                Err(ScatterError::Undefined) => {
+                    panic!(
+                        "the call succeeded with reduction {} undefined for the dtype",
+                        call.reduction
+                    )
+                }
+            };
+            let got = if in_place {
+                as_bytes(&data_words, data_bytes)
+            } else {
+                assert!(data_words == before_data, "a copying call changed data");
+                as_bytes(&out_words, out_bytes)
+            };
+            assert!(
+                same_output(call.data_dtype, call.reduction, got, &want),
+                "output differs from the reference (in place: {in_place})"
+            );
+        } else {
+            let p = match want {
+                Err(ScatterError::BadIndex(p)) => p,
+                other => panic!("a bad index reported where the reference finds none ({other:?})"),
+            };
+            // SAFETY: the library's message for this thread's last call, a C string.
+            let message = unsafe { CStr::from_ptr(gk_last_error_message()) };
+            let message = message.to_string_lossy();
+            let at: Vec<String> = coords(p, &ishape).iter().map(|c| c.to_string()).collect();
+            let at = format!("indices[{}]", at.join(", "));
+            // ScatterND names the component inside its tuple: "(indices[1, 0]) = -3".
+            let at = if call.op == Op::ScatterNd {
+                format!("({at})")
+            } else {
+                at
+            };
+            let named = format!("{at} = {} is out of range", idx_values[p]);
+            assert!(
+                message.contains(&named),
+                "{message:?} does not name the first bad index ({named})"
+            );
+            assert!(untouched_out, "output written on a bad index");
+            assert!(
+                data_words == before_data,
+                "data changed on a bad index (in place: {in_place})"
+            );
+        }
+    } else {
+        assert!(untouched_out, "output written on error {status}");
         assert!(data_words == before_data, "data changed on error {status}");
     }
 }

@@ -5,15 +5,31 @@
 //! corpus; `decode(encode(call)) == call` is checked for every seed and for thousands of decoded
 //! random inputs by the `seed_corpus` program, which keeps the two in step.
 
-/// The operator a call runs (its C function and that function's shape query).
+/// The operator a call runs (its C function and, for the gathers, that function's shape query).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     GatherElements = 0,
     GatherNd = 1,
     Gather = 2,
+    ScatterElements = 3,
+    ScatterNd = 4,
 }
 
-/// One call of `gk_gather_elements`, `gk_gather_nd` or `gk_gather`, and of its shape query.
+impl Op {
+    /// `gk_scatter_elements` or `gk_scatter_nd` (which take updates and a reduction, and have
+    /// no shape query: their output has the data's shape).
+    pub fn is_scatter(self) -> bool {
+        matches!(self, Op::ScatterElements | Op::ScatterNd)
+    }
+
+    /// Whether the index values are tuple components (GatherND, ScatterND).
+    fn takes_tuples(self) -> bool {
+        matches!(self, Op::GatherNd | Op::ScatterNd)
+    }
+}
+
+/// One call of `gk_gather_elements`, `gk_gather_nd` or `gk_gather` (and of its shape query), or
+/// of `gk_scatter_elements` or `gk_scatter_nd`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
     pub op: Op,
@@ -25,7 +41,8 @@ pub struct Call {
     pub threads: usize,
     pub data_shape: Vec<i64>,
     pub indices_shape: Vec<i64>,
-    /// `axis` for GatherElements and Gather, `batch_dims` for GatherND.
+    /// `axis` for GatherElements, Gather and ScatterElements, `batch_dims` for GatherND; 0 for
+    /// ScatterND.
     pub attribute: i64,
     /// Gather's `batch_dims` (as passed: a negative one counts from the indices' rank); 0 for the
     /// other operators.
@@ -34,11 +51,19 @@ pub struct Call {
     pub data_words: Vec<u64>,
     /// The index values before narrowing to int32 (as many as [`index_count`] gives).
     pub indices: Vec<i64>,
+    /// Scatters: the updates' shape (mostly [`expected_updates_shape`]); empty for the gathers.
+    pub updates_shape: Vec<i64>,
+    /// Scatters: the updates buffer, as aligned words (as many as [`data_words_len`] gives for
+    /// the updates' shape); empty for the gathers.
+    pub updates_words: Vec<u64>,
+    /// Scatters: the `GK_REDUCTION_*` code (sometimes an unknown one); 0 for the gathers.
+    pub reduction: i32,
     /// The output shape to use when the shape query fails (rank 0-3, dims 0-3).
     pub fallback_out_shape: Vec<i64>,
     /// When the query succeeds: which output dimension to enlarge by one, if any.
     pub perturb_out_dim: Option<u8>,
-    /// Pass the data buffer as the output too.
+    /// Pass the data buffer as the output too (a scatter's in-place call; an overlap for the
+    /// gathers).
     pub alias: bool,
 }
 
@@ -79,6 +104,18 @@ pub fn data_words_len(data_shape: &[i64], data_dtype: i32) -> usize {
     (elements * size_of_dtype(data_dtype)).div_ceil(8) + 1
 }
 
+/// The updates' shape a scatter needs: the indices' (ScatterElements), or
+/// `indices.shape[:-1] + data.shape[k:]` (ScatterND, when `0 <= k <= rank(data)`; otherwise the
+/// indices' shape, which the call rejects anyway).
+pub fn expected_updates_shape(op: Op, data_shape: &[i64], indices_shape: &[i64]) -> Vec<i64> {
+    match (op, indices_shape.split_last()) {
+        (Op::ScatterNd, Some((&k, tuples))) if (0..=data_shape.len() as i64).contains(&k) => {
+            [tuples, &data_shape[k as usize..]].concat()
+        }
+        _ => indices_shape.to_vec(),
+    }
+}
+
 /// How many index values the input supplies: a descriptor claiming more gets a NULL buffer.
 pub fn index_count(indices_shape: &[i64]) -> usize {
     capped_count(indices_shape, MAX_INDICES).min(MAX_INDICES as usize)
@@ -95,7 +132,7 @@ pub fn index_range(
     p: usize,
 ) -> i64 {
     let r = data_shape.len() as i64;
-    let dim = if op != Op::GatherNd {
+    let dim = if !op.takes_tuples() {
         let axis = if attribute < 0 {
             attribute + r
         } else {
@@ -150,6 +187,17 @@ impl Reader<'_> {
             self.i64() % 10
         }
     }
+    /// A scatter's reduction code: mostly one of the five, sometimes anything.
+    fn reduction(&mut self) -> i32 {
+        match self.below(16) {
+            0..=3 => 0,
+            4..=7 => 1,
+            8..=10 => 2,
+            11 | 12 => 3,
+            13 | 14 => 4,
+            _ => self.byte() as i32 - 128,
+        }
+    }
     /// A dimension: mostly small, sometimes zero, negative or 2^40.
     fn dim(&mut self) -> i64 {
         match self.below(32) {
@@ -190,6 +238,19 @@ impl Writer {
             self.i64(axis);
         }
     }
+    fn reduction(&mut self, code: i32) {
+        match code {
+            0 => self.byte(0),
+            1 => self.byte(4),
+            2 => self.byte(8),
+            3 => self.byte(11),
+            4 => self.byte(13),
+            c => {
+                self.byte(15);
+                self.byte(u8::try_from(c + 128).expect("reduction code in -128..=127"));
+            }
+        }
+    }
     fn dim(&mut self, d: i64) {
         match d {
             0 => self.byte(0),
@@ -218,21 +279,34 @@ impl Call {
     /// The call a fuzz input describes (any byte string is a call).
     pub fn decode(bytes: &[u8]) -> Call {
         let input = &mut Reader { bytes, at: 0 };
-        let op = match input.below(3) {
+        let op = match input.below(5) {
             0 => Op::GatherElements,
             1 => Op::GatherNd,
-            _ => Op::Gather,
+            2 => Op::Gather,
+            3 => Op::ScatterElements,
+            _ => Op::ScatterNd,
         };
         let flavor = match input.below(16) {
             0..=8 => FLAVOR_ONNX,
             9..=14 => FLAVOR_OPENVINO,
             _ => input.byte() as i32 - 128,
         };
-        let version = match input.below(8) {
-            0..=3 => 0,
-            4 | 5 => input.below(16) as i32,
-            6 => 13,
-            _ => input.i64() as i32,
+        let version = if op.is_scatter() {
+            // Every scatter version (11 to 18) often: the reductions depend on it.
+            match input.below(8) {
+                0..=2 => 0,
+                3 => 11 + input.below(8) as i32,
+                4 | 5 => input.below(20) as i32,
+                6 => 16,
+                _ => input.i64() as i32,
+            }
+        } else {
+            match input.below(8) {
+                0..=3 => 0,
+                4 | 5 => input.below(16) as i32,
+                6 => 13,
+                _ => input.i64() as i32,
+            }
         };
         let data_dtype = if input.chance(248) {
             1 + input.below(16) as i32
@@ -258,7 +332,7 @@ impl Call {
         };
         let data_shape: Vec<i64> = (0..r).map(|_| input.dim()).collect();
         let (indices_shape, attribute, batch_dims) = match op {
-            Op::GatherElements => {
+            Op::GatherElements | Op::ScatterElements => {
                 let axis = input.axis(r);
                 let shape: Vec<i64> = (0..r)
                     .map(|d| {
@@ -333,6 +407,44 @@ impl Call {
                     .collect();
                 (shape, axis, b)
             }
+            Op::ScatterNd => {
+                let q = if input.chance(8) {
+                    input.below(7)
+                } else {
+                    1 + input.below(4)
+                };
+                // Tuples of 0 to r components (0: each names the whole tensor), else anything
+                // small.
+                let k = if input.chance(240) {
+                    input.below(r as u8 + 1) as i64
+                } else {
+                    input.below(6) as i64
+                };
+                let shape: Vec<i64> = (0..q)
+                    .map(|d| {
+                        if d + 1 == q {
+                            k
+                        } else if input.chance(24) {
+                            input.dim()
+                        } else {
+                            input.below(5) as i64
+                        }
+                    })
+                    .collect();
+                (shape, 0, 0)
+            }
+        };
+        let (updates_shape, reduction) = if op.is_scatter() {
+            let expected = expected_updates_shape(op, &data_shape, &indices_shape);
+            let shape = if input.chance(240) {
+                expected
+            } else {
+                let rank = input.below(5);
+                (0..rank).map(|_| input.dim()).collect()
+            };
+            (shape, input.reduction())
+        } else {
+            (Vec::new(), 0)
         };
 
         let data_words = (0..data_words_len(&data_shape, data_dtype))
@@ -351,6 +463,15 @@ impl Call {
                 }
             })
             .collect();
+        let updates_words = if op.is_scatter() {
+            (0..data_words_len(&updates_shape, data_dtype))
+                .map(|_| {
+                    (input.byte() as u64).wrapping_mul(0x0101_0101_0101_0101) ^ input.byte() as u64
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let fallback_rank = input.below(4);
         let fallback: Vec<i64> = (0..3).map(|_| input.below(4) as i64).collect();
         let perturb_out_dim = if input.chance(16) {
@@ -373,6 +494,9 @@ impl Call {
             batch_dims,
             data_words,
             indices,
+            updates_shape,
+            updates_words,
+            reduction,
             fallback_out_shape: fallback[..fallback_rank].to_vec(),
             perturb_out_dim,
             alias,
@@ -392,16 +516,35 @@ impl Call {
                 out.byte(u8::try_from(f + 128).expect("flavor code in -128..=127"));
             }
         }
-        match self.version {
-            0 => out.byte(0),
-            13 => out.byte(6),
-            v @ 1..=15 => {
-                out.byte(4);
-                out.byte(v as u8);
+        if self.op.is_scatter() {
+            match self.version {
+                0 => out.byte(0),
+                16 => out.byte(6),
+                v @ 11..=18 => {
+                    out.byte(3);
+                    out.byte((v - 11) as u8);
+                }
+                v @ 1..=19 => {
+                    out.byte(4);
+                    out.byte(v as u8);
+                }
+                v => {
+                    out.byte(7);
+                    out.i64(v as i64);
+                }
             }
-            v => {
-                out.byte(7);
-                out.i64(v as i64);
+        } else {
+            match self.version {
+                0 => out.byte(0),
+                13 => out.byte(6),
+                v @ 1..=15 => {
+                    out.byte(4);
+                    out.byte(v as u8);
+                }
+                v => {
+                    out.byte(7);
+                    out.i64(v as i64);
+                }
             }
         }
         match self.data_dtype {
@@ -447,7 +590,7 @@ impl Call {
             out.dim(d);
         }
         match self.op {
-            Op::GatherElements => {
+            Op::GatherElements | Op::ScatterElements => {
                 let axis = self.attribute;
                 out.axis(axis, r);
                 for (d, &n) in self.indices_shape.iter().enumerate() {
@@ -552,6 +695,56 @@ impl Call {
                     }
                 }
             }
+            Op::ScatterNd => {
+                let q = self.indices_shape.len();
+                if (1..=4).contains(&q) {
+                    out.chance(8, false);
+                    out.byte(q as u8 - 1);
+                } else {
+                    out.chance(8, true);
+                    out.byte(q as u8);
+                }
+                // With rank-0 indices the decoder still reads a tuple length, then drops it.
+                let k = self.indices_shape.last().copied().unwrap_or(0);
+                if (0..=r as i64).contains(&k) {
+                    out.chance(240, true);
+                    out.byte(k as u8);
+                } else {
+                    out.chance(240, false);
+                    assert!((0..6).contains(&k), "tuple length {k} has no encoding");
+                    out.byte(k as u8);
+                }
+                for &n in &self.indices_shape[..q.saturating_sub(1)] {
+                    if (0..5).contains(&n) {
+                        out.chance(24, false);
+                        out.byte(n as u8);
+                    } else {
+                        out.chance(24, true);
+                        out.dim(n);
+                    }
+                }
+            }
+        }
+        if self.op.is_scatter() {
+            let expected = expected_updates_shape(self.op, &self.data_shape, &self.indices_shape);
+            if self.updates_shape == expected {
+                out.chance(240, true);
+            } else {
+                out.chance(240, false);
+                assert!(self.updates_shape.len() < 5, "updates rank has no encoding");
+                out.byte(self.updates_shape.len() as u8);
+                for &d in &self.updates_shape {
+                    out.dim(d);
+                }
+            }
+            out.reduction(self.reduction);
+        } else {
+            assert!(
+                self.updates_shape.is_empty()
+                    && self.updates_words.is_empty()
+                    && self.reduction == 0,
+                "a gather has no updates or reduction"
+            );
         }
 
         assert_eq!(
@@ -582,6 +775,17 @@ impl Call {
             } else {
                 out.byte(0);
                 out.i64(v);
+            }
+        }
+        if self.op.is_scatter() {
+            assert_eq!(
+                self.updates_words.len(),
+                data_words_len(&self.updates_shape, self.data_dtype)
+            );
+            for &w in &self.updates_words {
+                let high = (w >> 56) as u8;
+                out.byte(high);
+                out.byte(w as u8 ^ high);
             }
         }
         out.byte(self.fallback_out_shape.len() as u8);

@@ -12,9 +12,10 @@ summary per thread count.
 (GATHERKIT_LIBRARY=path/to/libgatherkit.so picks a build.) Same seed and options -> same
 configurations and inputs; configuration N depends only on (seed, N, --ops, --max-bytes), so
 --count 100 extends --count 10 and --only N reruns one. Each configuration draws its op uniformly
-from --ops (by default all three, a third each). Runs from before Gather was added (the README's
-seeds) drew from GatherElements and GatherND only: --ops GatherElements,GatherND draws exactly
-those configurations again.
+from --ops (by default the three gathers, a third each; the scatters are drawn only when named,
+e.g. --ops ScatterElements,ScatterND, so the default keeps every earlier seed's configurations).
+Runs from before Gather was added (the README's seeds) drew from GatherElements and GatherND
+only: --ops GatherElements,GatherND draws exactly those configurations again.
 
 Parameter space. GatherElements: data rank 1-6, any axis (sometimes written negative), off-axis
 index dims shrunk at random, the axis index dim random (can exceed the data's). GatherND:
@@ -30,6 +31,24 @@ these ops); int32 and int64 indices (GatherElements and Gather; ONNX's GatherND 
 ORT rejects int32); negative indices mixed into about a third of the configurations. Data size
 log-uniform from 64 KiB to --max-bytes; one configuration (data + indices + two outputs) stays
 under ~1 GiB by shrinking the indices.
+
+Scatters (opset 18; gatherkit writes a separate output, as ORT does, never in place): reduction
+none/add/mul/max/min (30/20/15/17.5/17.5%), then a width 1, 2, 4 or 8 bytes and a dtype of it
+that ORT runs with that reduction (float16 add/mul nowhere, float16 max/min in ScatterElements
+only, bool max/min nowhere); values drawn so that the outputs compare bitwise (float add: small
+integers, exact in any order; float mul: power-of-two factors; max/min: no zeros, no NaNs; see
+scatter_values). ScatterElements: data rank 1-5, any axis (a quarter written negative), the
+indices' shape the data's with the axis dim doubled, dims picked at random then shrunk down to
+log-uniform 1 .. 2 x data's elements updates (an axis dim past the data's: duplicates); int32 or
+int64 indices. ScatterND: data rank 1-5,
+tuple length k 1 .. rank (0 in 3%: whole-tensor tuples), the slice drawn as GatherND's (one
+element when k = rank, else 1 byte .. ~8 KiB), 0-2 index dims (10% a single tuple) holding either
+distinct tuples (1 .. positions of them) or, in half ("dup" in the attribute column),
+independent ones (sqrt(positions) .. 2 x positions + 16, so repeats are likely); int64 indices
+(ORT's only type). Above one thread ORT's ScatterND output with repeated tuples differs run to
+run (unordered threads; reductions race and lose updates), so there gatherkit is checked against
+ORT's 1-thread output (while both are still timed at that thread count). Negative indices in a
+third of the configurations; updates from one to millions (budget permitting).
 
 Timing: per configuration and thread count, both warm up once, then run alternating (order
 rotating) for --repeat rounds; medians. ORT runs through io binding with a preallocated output
@@ -136,9 +155,9 @@ def clamp_data(dims, itemsize, max_bytes):
 
 
 # --- configuration generators ---------------------------------------------------------------------
-# One function per op: (rng, max_bytes) -> ortbench.Case, inputs included. A later op
-# (ScatterElements, ScatterND) is added with a generator here and an entry (ORT node builder and
-# gatherkit call) in ortbench.OPS.
+# One function per op: (rng, max_bytes) -> ortbench.Case, inputs included. A later op is added
+# with a generator here and an entry (ORT node builder and gatherkit call) in ortbench.OPS; left
+# out of DEFAULT_OPS, it changes no earlier seed's configurations.
 
 def gen_gather_elements(rng, max_bytes):
     dtype = pick_dtype(rng)
@@ -247,11 +266,183 @@ def gen_gather(rng, max_bytes):
                 {"attribute": f"axis={attr}", "slice_bytes": slice_elems * item, "negatives": negatives})
 
 
+# --- scatters ------------------------------------------------------------------------------------
+# Drawn only when named in --ops (the default stays the three gathers, so every earlier seed keeps
+# its configurations): nothing below is called, and no draw made, for a gather configuration.
+
+SCATTER_REDUCTIONS = ["none", "add", "mul", "max", "min"]
+SCATTER_REDUCTION_P = [0.3, 0.2, 0.15, 0.175, 0.175]
+
+
+def ort_scatter_supports(op, reduction, dtype):
+    """Whether onnxruntime's CPU kernel runs `op` with `reduction` on `dtype` (probed with 1.32 on
+    every dtype of DTYPES_BY_WIDTH): none takes them all; add and mul all but float16 (bool: or,
+    and); max and min all but bool, float16 in ScatterElements only. The others fail at run time
+    ("MLFloat16 data type is not supported with ScatterND opset 18 when reduction is 'max'")."""
+    if reduction == "none":
+        return True
+    if dtype == np.float16:
+        return reduction in ("max", "min") and op == "ScatterElements"
+    if dtype == np.bool_:
+        return reduction in ("add", "mul")
+    return True
+
+
+def pick_scatter(rng, op):
+    """(reduction, dtype): the reduction first, then a width (1, 2, 4, 8 bytes) and a dtype of that
+    width that ORT supports with it (each width has one)."""
+    reduction = SCATTER_REDUCTIONS[int(rng.choice(len(SCATTER_REDUCTIONS), p=SCATTER_REDUCTION_P))]
+    width = [1, 2, 4, 8][rng.integers(4)]
+    choices = [d for d in DTYPES_BY_WIDTH[width] if ort_scatter_supports(op, reduction, np.dtype(d))]
+    return reduction, np.dtype(choices[rng.integers(len(choices))])
+
+
+# mul updates for float data: powers of two, so every product is exact (unless it overflows or
+# underflows), whatever the order
+_MUL_FACTORS = [1.0, -1.0, 1.0, -1.0, 2.0, 0.5, -2.0, -0.5]
+
+
+def scatter_values(rng, shape, dtype, reduction, role):
+    """data (role "data") or updates ("updates") for a reduction, drawn so that ORT's and gatherkit's
+    outputs are comparable bitwise. Integers (and bool) are random bits: add and mul wrap in both
+    (bool: or, and). Floats: add takes small integers (data -64..64, updates -8..8), so every
+    partial sum is exact whatever the order; mul multiplies normal data by powers of two; max and
+    min take normal values with no zeros, since the two order -0 and +0 differently on purpose
+    (ORT keeps the first of a tie, `a > b ? a : b`; gatherkit has -0 < +0). No NaNs either
+    (gatherkit lets an existing NaN stay, ORT replaces it)."""
+    shape = tuple(shape)
+    if dtype.kind == "f":
+        if reduction == "add":
+            hi = 64 if role == "data" else 8
+            return np.asarray(rng.integers(-hi, hi + 1, size=shape, dtype=np.int8)).astype(dtype)
+        if reduction == "mul" and role == "updates":
+            factors = np.asarray(_MUL_FACTORS, dtype=dtype)
+            return np.asarray(factors[rng.integers(0, len(factors), size=shape, dtype=np.uint8)])
+        values = random_data(rng, shape, dtype)
+        if reduction in ("max", "min"):
+            values[values == 0] = 1  # float16 rounds |x| < 2^-25 to +-0
+        return values
+    return random_data(rng, shape, dtype)
+
+
+def gen_scatter_elements(rng, max_bytes):
+    reduction, dtype = pick_scatter(rng, "ScatterElements")
+    item = dtype.itemsize
+    data_bytes = log_uniform_int(rng, MIN_DATA_BYTES, max_bytes)
+    rank = int(rng.integers(1, 6))
+    dshape = clamp_data(split_dims(rng, data_bytes // item, rank), item, max_bytes)
+    axis = int(rng.integers(rank))
+    # The indices' (= updates') shape: from the data's with the axis dim doubled (past the data's,
+    # duplicates are certain), dims picked at random shrink by random factors down to a
+    # log-uniform count of updates, 1 .. 2 x the data's elements (a few to millions).
+    ishape = list(dshape)
+    ishape[axis] = 2 * dshape[axis]
+    target = log_uniform_int(rng, 1, math.prod(ishape))
+    while math.prod(ishape) > target:
+        free = [j for j in range(rank) if ishape[j] > 1]
+        j = free[int(rng.integers(len(free)))]
+        factor = math.exp(rng.uniform(0, math.log(math.prod(ishape) / target)))
+        ishape[j] = max(1, min(ishape[j] - 1, int(ishape[j] / factor)))
+    index_dtype = np.dtype(np.int32 if rng.random() < 0.5 else np.int64)
+    data_nbytes = math.prod(dshape) * item
+    ishape = shrink_to_budget(ishape, 3 * data_nbytes, index_dtype.itemsize + item, CASE_BUDGET)
+    negatives = bool(rng.random() < 1 / 3)
+    attr = axis - rank if rng.random() < 0.25 else axis  # the attribute sometimes negative
+    data = scatter_values(rng, dshape, dtype, reduction, "data")
+    indices = random_indices(rng, ishape, dshape[axis], index_dtype, negatives)
+    updates = scatter_values(rng, ishape, dtype, reduction, "updates")
+    # Duplicates (random indices along the axis) are compared at every thread count: ORT applies
+    # each line along the axis on one thread, in index order, as gatherkit folds them.
+    return Case("ScatterElements", [("data", data), ("indices", indices), ("updates", updates)],
+                {"axis": attr, "reduction": reduction}, tuple(dshape), dtype,
+                {"attribute": f"axis={attr} {reduction}", "slice_bytes": item, "negatives": negatives})
+
+
+def distinct_positions(rng, positions, n):
+    """n distinct values of [0, positions) (n <= positions), int64, in random order."""
+    if positions <= 1 << 22:
+        return rng.permutation(positions)[:n]
+    if n <= positions // 16:  # sparse: oversample, deduplicate, keep a random n of them
+        while True:
+            found = np.unique(rng.integers(0, positions, n + n // 8 + 64, dtype=np.int64))
+            if found.size >= n:
+                return found[rng.permutation(found.size)[:n]]
+    p = min(1.0, 1.1 * n / positions)
+    while True:
+        found = np.flatnonzero(rng.random(positions, dtype=np.float32) < p)
+        if found.size >= n:
+            rng.shuffle(found)
+            return found[:n]
+        p = min(1.0, 1.5 * p)
+
+
+def gen_scatter_nd(rng, max_bytes):
+    reduction, dtype = pick_scatter(rng, "ScatterND")
+    item = dtype.itemsize
+    data_bytes = log_uniform_int(rng, MIN_DATA_BYTES, max_bytes)
+    data_elems = max(1, data_bytes // item)
+    rank = int(rng.integers(1, 6))
+    # tuple length k 1 .. rank, 0 rarely (each empty tuple addresses the whole tensor)
+    k = 0 if rng.random() < 0.03 else int(rng.integers(1, rank + 1))
+    if k == 0:
+        dshape = clamp_data(split_dims(rng, data_elems, rank), item, max_bytes)
+    else:  # the slice (data dims k..) drawn as GatherND's: one element (k = rank) to ~8 KiB
+        slice_dims = draw_slice_dims(rng, rank - k, item, data_elems)
+        positions = max(1, data_elems // math.prod(slice_dims))
+        dshape = clamp_data(split_dims(rng, positions, k) + slice_dims, item, max_bytes)
+    indexed_dims, slice_dims = dshape[:k], dshape[k:]
+    positions, slice_elems = math.prod(indexed_dims), math.prod(slice_dims)
+    # Half the configurations draw tuples independently (duplicates: log-uniform sqrt(positions) ..
+    # 2 x positions + 16 tuples, so repeats are likely), half distinct ones (1 .. positions
+    # tuples); k = 0 repeats by nature (1-4 tuples). 0-2 index dims hold them (0: one tuple).
+    duplicates = k == 0 or bool(rng.random() < 0.5)
+    m = int(rng.choice([0, 1, 2], p=[0.1, 0.5, 0.4]))
+    if k == 0:
+        n = log_uniform_int(rng, 1, 4)
+    elif duplicates:
+        n = log_uniform_int(rng, max(1, math.isqrt(positions)), 2 * positions + 16)
+    else:
+        n = log_uniform_int(rng, 1, positions)
+    grid = split_dims(rng, n, m)
+    data_nbytes = math.prod(dshape) * item
+    # data, both outputs and (duplicates) ORT's 1-thread reference output
+    grid = shrink_to_budget(grid, (3 + duplicates) * data_nbytes, k * 8 + slice_elems * item, CASE_BUDGET)
+    if not duplicates:
+        grid = shrink_to_budget(grid, 0, 1, positions)  # split_dims rounds: at most `positions` tuples
+    n = math.prod(grid)
+    if duplicates:
+        tuples = rng.integers(0, np.asarray(indexed_dims, dtype=np.int64), size=(n, k), dtype=np.int64)
+    else:
+        flat = distinct_positions(rng, positions, n)
+        tuples = np.stack(np.unravel_index(flat, indexed_dims), axis=-1).astype(np.int64)
+        del flat
+    negatives = bool(rng.random() < 1 / 3)
+    if negatives:  # about half the components written as the equivalent negative index
+        tuples -= np.where(rng.random(tuples.shape) < 0.5, np.asarray(indexed_dims, dtype=np.int64), 0)
+    # ONNX's ScatterND takes int64 indices only in ORT (gatherkit takes int32 too)
+    indices = tuples.reshape(grid + [k])
+    data = scatter_values(rng, dshape, dtype, reduction, "data")
+    updates = scatter_values(rng, grid + slice_dims, dtype, reduction, "updates")
+    # With duplicates ORT's ScatterND differs run to run above one thread (its threads split the
+    # tuples unordered: the last duplicate varies, reductions race and lose updates), so
+    # gatherkit's output is checked against ORT's 1-thread output there (see ortbench.Case).
+    repeats = duplicates and n > 1
+    return Case("ScatterND", [("data", data), ("indices", indices), ("updates", updates)],
+                {"reduction": reduction}, tuple(dshape), dtype,
+                {"attribute": f"{reduction}{' dup' if duplicates else ''}", "slice_bytes": slice_elems * item,
+                 "negatives": negatives},
+                ort_deterministic_threads=1 if repeats else None)
+
+
 GENERATORS = {
     "GatherElements": gen_gather_elements,
     "GatherND": gen_gather_nd,
     "Gather": gen_gather,
+    "ScatterElements": gen_scatter_elements,
+    "ScatterND": gen_scatter_nd,
 }
+# --ops' default: the gathers, which every earlier seed drew from (the scatters came later)
+DEFAULT_OPS = ["GatherElements", "GatherND", "Gather"]
 
 
 def make_case(seed, case_id, ops, max_bytes):
@@ -292,9 +483,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=7, help="timed rounds per configuration (default 7)")
     parser.add_argument("--max-bytes", type=parse_bytes, default=128 << 20,
                         help="largest data tensor, e.g. 8M (default 128M)")
-    parser.add_argument("--ops", default=",".join(GENERATORS),
-                        help=f"comma list out of {','.join(GENERATORS)} (default all; GatherElements,GatherND "
-                             f"draws the configurations of runs from before Gather)")
+    parser.add_argument("--ops", default=",".join(DEFAULT_OPS),
+                        help=f"comma list out of {','.join(GENERATORS)} (default {','.join(DEFAULT_OPS)}, the "
+                             f"configurations of earlier seeds; GatherElements,GatherND draws those of runs "
+                             f"from before Gather)")
     parser.add_argument("--threads", type=parse_threads, default=[1, 2], help="comma list (default 1,2)")
     parser.add_argument("--csv", default=None, help="also write one row per configuration here")
     parser.add_argument("--only", default=None, help="comma list of configuration ids to run (1-based)")
@@ -355,6 +547,13 @@ def main():
         print(f"{t} thread(s): geo-mean ratio {statistics.geometric_mean(ratios):.2f}x, min {worst['ratio'][t]:.2f}x "
               f"(config {worst['id']}), {len(losses)}/{len(rows)} lose (ratio < 1.0)"
               + (f": {','.join(map(str, losses[:20]))}{',...' if len(losses) > 20 else ''}" if losses else ""))
+        by_op = {}
+        for r in rows:
+            by_op.setdefault(r["desc"]["op"], []).append(r)
+        if len(by_op) > 1:  # per op as well
+            print("    " + ", ".join(
+                f"{op}: {statistics.geometric_mean([r['ratio'][t] for r in group]):.2f}x, "
+                f"{sum(r['ratio'][t] < 1.0 for r in group)}/{len(group)} lose" for op, group in by_op.items()))
     base = threads_list[0]
     for t in threads_list[1:]:
         slower = [r["id"] for r in rows if r["gk"][t] > 1.05 * r["gk"][base]]

@@ -68,6 +68,12 @@ impl ElementsKernel {
             return Ok(());
         }
         let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
+        // Consecutive rows along the innermost row dimension are one run, `row_stride` apart:
+        // short rows (2 elements of a [.., 12354, 2] scatter) share a loop and an index block.
+        let (run_count, row_stride) = match (counts.last(), strides.last()) {
+            (Some(&count), Some(&stride)) => (count, stride),
+            _ => (1, 0),
+        };
         split_units(offsets, len, 1, par, |positions, chunk| {
             let mut copy = IndexCopy::new();
             // One division per chunk: the row and column of its first position.
@@ -77,13 +83,18 @@ impl ElementsKernel {
             let mut at = positions.start;
             let mut rest = chunk;
             while at < positions.end {
-                let n = (self.row_len - column).min(positions.end - at);
+                let rows_left = run_count - cursor.innermost();
+                let n = (rows_left * self.row_len - column).min(positions.end - at);
                 let (out, tail) = std::mem::take(&mut rest).split_at_mut(n);
                 rest = tail;
                 // Cannot panic: `at + n <= positions.end <= indices.len()` (validated plan).
                 let idx = &indices[at..at + n];
-                let fit = self.row_offsets(cursor.base, column, idx, out, &mut copy);
-                if !fit && bad.is_none() {
+                let run = Run {
+                    base: cursor.base,
+                    row_stride,
+                    column,
+                };
+                if !self.run_offsets(run, idx, out, &mut copy) && bad.is_none() {
                     let j = first_bad_index(idx, self.axis_size);
                     bad = Some(BadIndex {
                         position: at + j,
@@ -91,50 +102,129 @@ impl ElementsKernel {
                     });
                 }
                 at += n;
-                column += n;
-                if column == self.row_len && at < positions.end {
-                    column = 0;
-                    cursor.advance();
+                // One division per run: the rows it finished.
+                let consumed = column + n;
+                column = consumed % self.row_len;
+                if consumed >= self.row_len && at < positions.end {
+                    cursor.advance_by(consumed / self.row_len);
                 }
             }
             bad.map_or(Ok(()), Err)
         })
     }
 
-    /// Offsets of a row's columns `column..column + idx.len()`:
-    /// `base + j * inner_stride + resolved(idx) * axis_stride`. Returns whether every value was
-    /// in range.
+    /// Offsets of a run's positions, starting at column `run.column` of the row at `run.base`:
+    /// `row base + column * inner_stride + resolved(idx) * axis_stride`, the row base moving by
+    /// `run.row_stride` at each row's end. Returns whether every value was in range.
     #[inline(always)]
-    fn row_offsets<I: IndexElement, O: Offset>(
+    fn run_offsets<I: IndexElement, O: Offset>(
         &self,
-        base: usize,
-        column: usize,
+        run: Run,
         idx: &[I],
         out: &mut [MaybeUninit<O>],
         copy: &mut IndexCopy<I>,
     ) -> bool {
         let mut all_fit = true;
-        let mut first = base + column * self.inner_stride;
+        let (mut row_base, mut column) = (run.base, run.column);
         for (block, out_block) in idx.chunks(INDEX_BLOCK).zip(out.chunks_mut(INDEX_BLOCK)) {
             let (values, fit) = copy.copy_checked(block, self.axis_size);
-            if fit {
-                for (j, (slot, &v)) in out_block.iter_mut().zip(values).enumerate() {
-                    slot.write(O::new(
-                        first + j * self.inner_stride + v.to_i64() as usize * self.axis_stride,
-                    ));
-                }
-            } else {
-                // Negative values count from the back; only a value outside the range is bad.
-                for (j, (slot, &v)) in out_block.iter_mut().zip(values).enumerate() {
+            for (slot, &v) in out_block.iter_mut().zip(values) {
+                let at = if fit {
+                    v.to_i64() as usize
+                } else {
+                    // Negative values count from the back; only a value outside the range is bad.
                     let (at, ok) = resolve_or_zero(v.to_i64(), self.axis_size);
                     all_fit &= ok;
-                    slot.write(O::new(
-                        first + j * self.inner_stride + at * self.axis_stride,
-                    ));
+                    at
+                };
+                slot.write(O::new(
+                    row_base + column * self.inner_stride + at * self.axis_stride,
+                ));
+                column += 1;
+                if column == self.row_len {
+                    column = 0;
+                    row_base += run.row_stride;
                 }
             }
-            first += block.len() * self.inner_stride;
         }
         all_fit
+    }
+}
+
+/// Where a run of positions starts: its row's data offset, the stride between its rows, and
+/// the column of its first position.
+#[derive(Clone, Copy)]
+struct Run {
+    base: usize,
+    row_stride: usize,
+    column: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::threads::ThreadBudget;
+
+    /// `p` with its axis coordinate replaced by `indices[p]`, flattened in data: by division.
+    fn naive(data: &[usize], indices_shape: &[usize], axis: usize, values: &[i64]) -> Vec<usize> {
+        (0..values.len())
+            .map(|p| {
+                let mut at = crate::shape::coordinates(p, indices_shape);
+                let v = values[p];
+                at.as_mut_slice()[axis] = if v < 0 { v + data[axis] as i64 } else { v } as usize;
+                at.as_slice()
+                    .iter()
+                    .zip(data)
+                    .fold(0, |flat, (&c, &d)| flat * d + c)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn offsets_match_the_element_rule_for_short_and_long_rows_and_any_split() {
+        let cases: [(&[usize], &[usize], usize); 6] = [
+            (&[5, 5, 7, 3], &[3, 5, 13, 2], 2),
+            (&[4, 9], &[3, 9], 0),
+            (&[4, 9], &[4, 5], 1),
+            (&[2, 3, 4], &[2, 7, 1], 1),
+            (&[6], &[11], 0),
+            (&[3, 1, 5], &[3, 1, 4], 0),
+        ];
+        for (data, indices, axis) in cases {
+            let len: usize = indices.iter().product();
+            let size = data[axis] as i64;
+            // Every value in range, a third of them spelled negative.
+            let values: Vec<i64> = (0..len as i64)
+                .map(|p| {
+                    if p % 3 == 0 {
+                        p % size - size
+                    } else {
+                        p % size
+                    }
+                })
+                .collect();
+            let want = naive(data, indices, axis, &values);
+            let kernel = ElementsKernel::new(data, indices, axis, 4);
+            for threads in [1, 2] {
+                let par = ThreadBudget::new(threads, None).parallel(len, 1 << 30);
+                let mut got = vec![MaybeUninit::<u32>::uninit(); len];
+                kernel.element_offsets(&values, &mut got, par).unwrap();
+                // SAFETY: element_offsets wrote every slot.
+                let got: Vec<usize> = got
+                    .iter()
+                    .map(|o| unsafe { o.assume_init() } as usize)
+                    .collect();
+                assert_eq!(
+                    got, want,
+                    "data {data:?} indices {indices:?} axis {axis}, {threads} threads"
+                );
+            }
+            let mut bad = values.clone();
+            bad[len - 1] = size;
+            let mut slots = vec![MaybeUninit::<u32>::uninit(); len];
+            let par = ThreadBudget::new(2, None).parallel(len, 1 << 30);
+            let err = kernel.element_offsets(&bad, &mut slots, par).unwrap_err();
+            assert_eq!((err.position, err.value), (len - 1, size));
+        }
     }
 }

@@ -2682,3 +2682,66 @@ fn large_calls_report_the_first_bad_index_whatever_the_split_and_write_nothing()
         }
     }
 }
+
+/// An output without elements: nothing is allocated per tuple (ScatterND with k = 0 names no
+/// buffer that bounds the tuple count: 2^40 and 2^62 tuples are empty calls, not an abort or a
+/// capacity panic), and index values are checked without forming offsets, whose strides
+/// saturate beside a zero-size dimension (they overflowed in builds with overflow checks).
+#[test]
+fn outputs_without_elements_only_check_index_values() {
+    let options = Options::default();
+    for tuples in [1usize << 40, 1 << 62] {
+        let (shape, out) = gatherkit::scatter_nd_to_vec(
+            TensorRef::new(&[0], &[] as &[f32]),
+            TensorRef::new(&[tuples, 0], &[] as &[i64]),
+            TensorRef::new(&[tuples, 0], &[] as &[f32]),
+            Reduction::Add,
+            &options,
+        )
+        .unwrap_or_else(|e| panic!("{tuples} tuples: {}", e.message()));
+        assert_eq!((shape, out.len()), (vec![0], 0));
+    }
+    let huge = 1usize << 32;
+    let data_shape = [0, huge, huge, huge];
+    let err = gatherkit::scatter_nd_to_vec(
+        TensorRef::new(&data_shape, &[] as &[f32]),
+        TensorRef::new(&[1, 4], &[0i64, 2, 0, 0]),
+        TensorRef::new(&[1], &[1f32]),
+        Reduction::None,
+        &options,
+    )
+    .unwrap_err();
+    assert_eq!(err.status(), Status::IndexOutOfBounds, "{}", err.message());
+    assert!(
+        err.message()
+            .contains("(indices[0, 0]) = 0 is out of range; data.shape[0] is 0"),
+        "{}",
+        err.message()
+    );
+    let err = gatherkit::scatter_elements_to_vec(
+        TensorRef::new(&data_shape, &[] as &[f32]),
+        TensorRef::new(&[1, 3, 1, 1], &[0i64; 3]),
+        TensorRef::new(&[1, 3, 1, 1], &[1f32; 3]),
+        0,
+        Reduction::None,
+        &options,
+    )
+    .unwrap_err();
+    assert_eq!(err.status(), Status::IndexOutOfBounds, "{}", err.message());
+    assert!(
+        err.message()
+            .contains("indices[0, 0, 0, 0] = 0 is out of range; data.shape[0] is 0"),
+        "{}",
+        err.message()
+    );
+    // A valid call into an empty output: every component in range, nothing to write.
+    let (_, out) = gatherkit::scatter_nd_to_vec(
+        TensorRef::new(&[3, 0], &[] as &[f32]),
+        TensorRef::new(&[2, 1], &[2i64, -3]),
+        TensorRef::new(&[2, 0], &[] as &[f32]),
+        Reduction::Mul,
+        &options,
+    )
+    .unwrap();
+    assert!(out.is_empty());
+}

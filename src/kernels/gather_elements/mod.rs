@@ -155,6 +155,11 @@ impl ElementsKernel {
         self.traversal
     }
 
+    /// `data.shape[axis]`: the range index values are checked against.
+    pub(crate) fn axis_size(&self) -> usize {
+        self.axis_size
+    }
+
     /// Number of output elements.
     pub(crate) fn len(&self) -> usize {
         saturating_product(&[self.rows, self.row_len])

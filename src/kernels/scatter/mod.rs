@@ -119,6 +119,13 @@ impl ScatterKernel {
         updates: &[E],
         budget: &ThreadBudget,
     ) -> Result<(), BadIndex> {
+        if destination.len() == 0 {
+            // Nothing can be written, and no offset is needed (nor, for ScatterND with k = 0
+            // and data without elements, is the tuple count bounded by any buffer): only the
+            // index values are checked. Offsets would also be meaningless here: beside a
+            // zero-size dimension, strides saturate.
+            return self.targets.check_values(indices);
+        }
         let count = self.targets.count();
         let mut offsets = Vec::<O>::with_capacity(count);
         let par = budget.parallel(count, self.targets.index_bytes::<I>() + size_of::<O>());

@@ -4,7 +4,7 @@
 use super::Offset;
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
-use crate::kernels::{BadIndex, DisjointTargets, ElementsKernel};
+use crate::kernels::{resolve_index, BadIndex, DisjointTargets, ElementsKernel};
 use crate::repr::IndexElement;
 use crate::shape::{saturating_product, Dims};
 use crate::threads::Parallel;
@@ -77,6 +77,40 @@ impl Targets {
         match self {
             Targets::Elements(kernel) => Some(kernel.disjoint_targets()),
             Targets::Tuples { .. } => None,
+        }
+    }
+
+    /// Checks every index value (once, in row-major order) without forming an offset: the
+    /// first out of range is the error.
+    pub(crate) fn check_values<I: IndexElement>(&self, indices: &[I]) -> Result<(), BadIndex> {
+        let bad = match self {
+            Targets::Elements(kernel) => {
+                let size = kernel.axis_size();
+                indices
+                    .iter()
+                    .position(|v| resolve_index(v.to_i64(), size).is_none())
+            }
+            Targets::Tuples { dims, .. } => {
+                let dims = dims.as_slice();
+                match dims.len() {
+                    0 => None,
+                    k => indices.chunks_exact(k).enumerate().find_map(|(t, tuple)| {
+                        let j = tuple
+                            .iter()
+                            .zip(dims)
+                            .position(|(v, &size)| resolve_index(v.to_i64(), size).is_none())?;
+                        Some(t * k + j)
+                    }),
+                }
+            }
+        };
+        match bad {
+            // Cannot panic: `position` found it in `indices`.
+            Some(position) => Err(BadIndex {
+                position,
+                value: indices[position].to_i64(),
+            }),
+            None => Ok(()),
         }
     }
 

@@ -509,6 +509,11 @@ pub fn scatter_nd<T: Combine>(
         return Err(ScatterError::Undefined);
     }
     let tuples = count(tuples_shape);
+    if k == 0 && count(slice_shape) == 0 {
+        // No index value to check and no element to write. The tuple count is bounded by no
+        // buffer then (indices and updates are empty whatever it is): do not walk it.
+        return Ok(data.to_vec());
+    }
     let targets = (0..tuples)
         .map(|t| {
             (0..k)
@@ -550,6 +555,12 @@ mod tests {
 
     fn f32_bits(values: &[f32]) -> Vec<u32> {
         values.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn empty_tuples_into_empty_data_do_not_walk_the_tuples() {
+        let out = scatter_nd::<f32>(&[], &[0], &[], &[1 << 40, 0], &[], Reduce::Add);
+        assert_eq!(out, Ok(vec![]));
     }
 
     #[test]

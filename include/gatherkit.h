@@ -455,7 +455,9 @@ int32_t gk_gather_output_shape(const struct gk_tensor *data,
  * GK_STATUS_OVERLAP. Checks as `gk_gather_elements` (an unknown `reduction` code is
  * GK_STATUS_INVALID_ATTRIBUTE, checked before the version), with `axis` and `reduction` as the
  * attribute step; every index value is checked before anything is written, so on any error
- * (GK_STATUS_INDEX_OUT_OF_BOUNDS included) neither the output nor an in-place data changed.
+ * (GK_STATUS_INDEX_OUT_OF_BOUNDS included) neither the output nor an in-place data changed,
+ * except two found while writing: a host parallel_for that skipped tasks
+ * (GK_STATUS_INVALID_ARGUMENT) and GK_STATUS_PANIC.
  *
  * # Safety
  * As for `gk_gather_elements`, with `updates` an input like `indices`.

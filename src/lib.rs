@@ -307,7 +307,7 @@ pub fn scatter_elements<T: Element, I: IndexElement>(
 }
 
 /// ScatterElements applied to `data` itself: only the updated elements are written, and on an
-/// error nothing is.
+/// error nothing is (see [`ScatterPlan::run_in_place`] for the two exceptions).
 ///
 /// ```
 /// use gatherkit::{scatter_elements_in_place, Options, Reduction, TensorMut, TensorRef};
@@ -424,7 +424,7 @@ pub fn scatter_nd<T: Element, I: IndexElement>(
 }
 
 /// ScatterND applied to `data` itself: only the updated slices are written, and on an error
-/// nothing is.
+/// nothing is (see [`ScatterPlan::run_in_place`] for the two exceptions).
 pub fn scatter_nd_in_place<T: Element, I: IndexElement>(
     data: TensorMut<'_, T>,
     indices: TensorRef<'_, I>,

@@ -217,7 +217,8 @@ impl<O: ScatterOperator> ScatterPlan<O> {
     }
 
     /// Applies the updates to `data` itself: only the updated elements are written, and on an
-    /// error (a bad index included) nothing is.
+    /// error (a bad index included) nothing is, except for the two found while writing: a host
+    /// parallel-for that did not run every task, and an internal panic (`Status::Panic`).
     pub fn run_in_place<T: Element, I: IndexElement>(
         &self,
         data: &mut [T],

@@ -36,7 +36,7 @@ Scatters (opset 18; gatherkit writes a separate output, as ORT does, never in pl
 none/add/mul/max/min (30/20/15/17.5/17.5%), then a width 1, 2, 4 or 8 bytes and a dtype of it
 that ORT runs with that reduction (float16 add/mul nowhere, float16 max/min in ScatterElements
 only, bool max/min nowhere); values drawn so that the outputs compare bitwise (float add: small
-integers, exact in any order; float mul: power-of-two factors; max/min: no zeros, no NaNs; see
+integers, exact in any order; float mul: power-of-two factors; max/min: no zeros, no NaNs (kept for reproducible seeds); see
 scatter_values). ScatterElements: data rank 1-5, any axis (a quarter written negative), the
 indices' shape the data's with the axis dim doubled, dims picked at random then shrunk down to
 log-uniform 1 .. 2 x data's elements updates (an axis dim past the data's: duplicates); int32 or
@@ -307,9 +307,9 @@ def scatter_values(rng, shape, dtype, reduction, role):
     outputs are comparable bitwise. Integers (and bool) are random bits: add and mul wrap in both
     (bool: or, and). Floats: add takes small integers (data -64..64, updates -8..8), so every
     partial sum is exact whatever the order; mul multiplies normal data by powers of two; max and
-    min take normal values with no zeros, since the two order -0 and +0 differently on purpose
-    (ORT keeps the first of a tie, `a > b ? a : b`; gatherkit has -0 < +0). No NaNs either
-    (gatherkit lets an existing NaN stay, ORT replaces it)."""
+    min take normal values with no zeros and no NaNs (drawn so when gatherkit still ordered -0
+    below +0 and kept an existing NaN; it now follows ORT's `a > b ? a : b` on both, and the
+    draws stay as they were so that seeds reproduce)."""
     shape = tuple(shape)
     if dtype.kind == "f":
         if reduction == "add":

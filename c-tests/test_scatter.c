@@ -2,7 +2,7 @@
  * ONNX backend node test (onnx-ScatterElements.md, onnx-ScatterND.md), with exact float bits,
  * under every version each belongs to, with int32 and int64 indices, copying into a separate
  * output and in place (output->data == data->data); then the reductions' arithmetic on other
- * dtypes, max/min on NaN and signed zeros, and every dtype with GK_REDUCTION_NONE. */
+ * dtypes, max/min on NaN and signed zeros (ONNX Runtime's rule), and every dtype with GK_REDUCTION_NONE. */
 #include "check.h"
 
 #include <stdint.h>
@@ -342,11 +342,13 @@ static void check_reductions(void) {
         reduce_case("double mul", GK_DTYPE_DOUBLE, 8, GK_REDUCTION_MUL, 0, data, 1, zeros, upd, 2, mul);
     }
     {
-        /* max/min: an existing NaN stays (its bits), else a NaN update lands (its bits); -0 < +0. */
+        /* max/min as ONNX Runtime: the existing value stays only when strictly greater (smaller),
+         * so an existing NaN is replaced, a NaN update lands (its bits) and a tie (-0 against +0)
+         * takes the update. */
         const uint32_t data[4] = {0x7FC00001u, 0x3F800000u, 0x80000000u, 0x00000000u};
         const uint32_t upd[4] = {0xFFC00002u, 0xFFC00003u, 0x00000000u, 0x80000000u};
-        const uint32_t max[4] = {0x7FC00001u, 0xFFC00003u, 0x00000000u, 0x00000000u};
-        const uint32_t min[4] = {0x7FC00001u, 0xFFC00003u, 0x80000000u, 0x80000000u};
+        const uint32_t max[4] = {0xFFC00002u, 0xFFC00003u, 0x00000000u, 0x80000000u};
+        const uint32_t min[4] = {0xFFC00002u, 0xFFC00003u, 0x00000000u, 0x80000000u};
         reduce_case("float max, NaN and signed zeros", GK_DTYPE_FLOAT, 4, GK_REDUCTION_MAX, 0, data, 4, iota, upd, 4,
                     max);
         reduce_case("float min, NaN and signed zeros", GK_DTYPE_FLOAT, 4, GK_REDUCTION_MIN, 18, data, 4, iota, upd, 4,
@@ -354,10 +356,11 @@ static void check_reductions(void) {
     }
     {
         /* The duplicates of onnx-ScatterElements.md's NaN table: [1, 1], indices [0, 0, 1, 1],
-         * updates [NaN, 5, 5, NaN]: once NaN, a position stays NaN, in max and min. */
+         * updates [NaN, 5, 5, NaN], applied in order: [5, NaN] in max and min, ONNX Runtime's
+         * column. */
         const uint32_t data[2] = {0x3F800000u, 0x3F800000u};
         const uint32_t upd[4] = {0x7FC00000u, 0x40A00000u, 0x40A00000u, 0x7FC00000u};
-        const uint32_t nan2[2] = {0x7FC00000u, 0x7FC00000u};
+        const uint32_t nan2[2] = {0x40A00000u, 0x7FC00000u};
         const int64_t idx[4] = {0, 0, 1, 1};
         reduce_case("float max, NaN duplicates", GK_DTYPE_FLOAT, 4, GK_REDUCTION_MAX, 0, data, 2, idx, upd, 4, nan2);
         reduce_case("float min, NaN duplicates", GK_DTYPE_FLOAT, 4, GK_REDUCTION_MIN, 0, data, 2, idx, upd, 4, nan2);

@@ -213,12 +213,13 @@ extern "C" {
 #define GK_REDUCTION_MUL 2
 
 /**
- * Scatter reduction "max" (ONNX opset 18 and newer): NaN propagates, -0 < +0.
+ * Scatter reduction "max" (ONNX opset 18 and newer): existing > update ? existing : update, as
+ * ONNX Runtime (a NaN update lands, an existing NaN is replaced, a tie takes the update).
  */
 #define GK_REDUCTION_MAX 3
 
 /**
- * Scatter reduction "min" (ONNX opset 18 and newer): NaN propagates, -0 < +0.
+ * Scatter reduction "min" (ONNX opset 18 and newer): existing < update ? existing : update.
  */
 #define GK_REDUCTION_MIN 4
 

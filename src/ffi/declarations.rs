@@ -94,9 +94,10 @@ pub const GK_REDUCTION_NONE: i32 = 0;
 pub const GK_REDUCTION_ADD: i32 = 1;
 /// Scatter reduction "mul" (ONNX opset 16 and newer).
 pub const GK_REDUCTION_MUL: i32 = 2;
-/// Scatter reduction "max" (ONNX opset 18 and newer): NaN propagates, -0 < +0.
+/// Scatter reduction "max" (ONNX opset 18 and newer): existing > update ? existing : update, as
+/// ONNX Runtime (a NaN update lands, an existing NaN is replaced, a tie takes the update).
 pub const GK_REDUCTION_MAX: i32 = 3;
-/// Scatter reduction "min" (ONNX opset 18 and newer): NaN propagates, -0 < +0.
+/// Scatter reduction "min" (ONNX opset 18 and newer): existing < update ? existing : update.
 pub const GK_REDUCTION_MIN: i32 = 4;
 
 /// The C numbers are the Rust enums' numbers, in the same order: a mismatch does not compile.

@@ -16,8 +16,9 @@
 //!   output;
 //! - arithmetic rounds after every step in the element type, and 16-bit floats compute in `f64`
 //!   and round once (see [`Combine`]);
-//! - max and min keep a NaN already in the output, and otherwise let a NaN update land (the ONNX
-//!   ScatterElements reference ignores NaN updates; ONNX Runtime replaces an existing NaN).
+//! - max and min follow ONNX Runtime (`existing > update ? existing : update`): a NaN update
+//!   lands, a NaN already in the output is replaced by the next update, and a tie (`-0`/`+0`
+//!   included) takes the update (the ONNX references disagree with each other on NaN).
 //!
 //! As in [`reference`](crate::reference), shapes are checked by assertions (callers pass shapes
 //! the specification accepts) and index values by the result.
@@ -119,21 +120,14 @@ macro_rules! combine_floats {
 combine_floats!(f32, f64);
 
 /// Max and min on floating-point values (given exactly, as `f64`): whether the result is
-/// `existing` rather than `update`. A NaN already in the output stays (once NaN, a position
-/// stays NaN, whatever comes after); otherwise a NaN update lands; otherwise the larger (max) or
-/// smaller (min) value, where -0 counts as smaller than +0 (the order `total_cmp` gives for
-/// values that are not NaN). On equal values the existing one stays, which is the same value.
+/// `existing` rather than `update`, by ONNX Runtime's rule (`existing = existing > update ?
+/// existing : update` for max, `<` for min): the existing value stays only when it is strictly
+/// greater (smaller). So a NaN update always lands, a NaN already in the output is replaced by
+/// the next update, and on equal values (`-0` and `+0` included) the update lands.
 fn keeps_existing(existing: f64, update: f64, reduce: Reduce) -> bool {
-    use std::cmp::Ordering::{Greater, Less};
-    if existing.is_nan() {
-        return true;
-    }
-    if update.is_nan() {
-        return false;
-    }
     match reduce {
-        Reduce::Max => existing.total_cmp(&update) != Less,
-        Reduce::Min => existing.total_cmp(&update) != Greater,
+        Reduce::Max => existing > update,
+        Reduce::Min => existing < update,
         _ => unreachable!("keeps_existing is for max and min"),
     }
 }
@@ -872,37 +866,45 @@ mod tests {
     }
 
     #[test]
-    fn float_max_and_min_keep_an_existing_nan_and_let_a_nan_update_land() {
+    fn float_max_and_min_keep_the_existing_value_only_when_strictly_beyond_the_update() {
         let (nan_a, nan_b) = (f32::from_bits(0x7FC0_0001), f32::from_bits(0xFFC0_0002));
-        // The ScatterElements NaN table's inputs: existing NaNs stay (bits and all), the NaN
-        // update lands over 1.
+        // The spec's NaN table, ONNX Runtime's column: a NaN update lands, an existing NaN is
+        // replaced, bits and all.
         let data = [nan_a, 1.0, nan_a, 3.0];
         let updates = [1.0, nan_b, nan_b, 4.0];
         let max = scatter_elements(&data, &[4], &[0, 1, 2, 3], &[4], &updates, 0, Reduce::Max);
-        let expected = [0x7FC0_0001, 0xFFC0_0002, 0x7FC0_0001, 4f32.to_bits()];
+        let expected = [1f32.to_bits(), 0xFFC0_0002, 0xFFC0_0002, 4f32.to_bits()];
         assert_eq!(f32_bits(&max.unwrap()), expected);
         let min = scatter_nd(&data, &[4], &[0, 1, 2, 3], &[4, 1], &updates, Reduce::Min);
-        let expected = [0x7FC0_0001, 0xFFC0_0002, 0x7FC0_0001, 3f32.to_bits()];
+        let expected = [1f32.to_bits(), 0xFFC0_0002, 0xFFC0_0002, 3f32.to_bits()];
         assert_eq!(f32_bits(&min.unwrap()), expected);
-        // Duplicates: once NaN, a position stays NaN.
+        // Duplicates, in order: [1, 1] with NaN, 5 | 5, NaN gives [5, NaN] for both.
         let updates = [nan_b, 5.0, 5.0, nan_b];
         for reduce in [Reduce::Max, Reduce::Min] {
             let out = scatter_elements(&[1.0, 1.0], &[2], &[0, 0, 1, 1], &[4], &updates, 0, reduce);
-            assert_eq!(f32_bits(&out.unwrap()), [0xFFC0_0002; 2], "{reduce:?}");
+            assert_eq!(
+                f32_bits(&out.unwrap()),
+                [5f32.to_bits(), 0xFFC0_0002],
+                "{reduce:?}"
+            );
         }
-        // -0 is below +0, whichever side it is on.
+        // A tie takes the update, signed zeros included.
         for (existing, update) in [(-0.0f64, 0.0), (0.0, -0.0)] {
             let max = f64::combine(existing, update, Reduce::Max).unwrap();
             let min = f64::combine(existing, update, Reduce::Min).unwrap();
-            assert_eq!((max.to_bits(), min.to_bits()), (0, 1 << 63));
+            assert_eq!(
+                (max.to_bits(), min.to_bits()),
+                (update.to_bits(), update.to_bits())
+            );
         }
         assert_eq!(f64::combine(-1.0, 2.0, Reduce::Max), Some(2.0));
         assert_eq!(f64::combine(-1.0, 2.0, Reduce::Min), Some(-1.0));
-        // The same rules on the 16-bit formats, bits kept: NaN payloads, and ±0.
+        assert_eq!(f64::combine(3.0, 2.0, Reduce::Max), Some(3.0));
+        // The same rule on the 16-bit formats, bits kept.
         let (half_nan, half_one) = (F16(0x7D01), F16(0x3C00));
         assert_eq!(
             F16::combine(half_nan, half_one, Reduce::Max),
-            Some(half_nan)
+            Some(half_one)
         );
         assert_eq!(
             F16::combine(half_one, F16(0xFE03), Reduce::Min),
@@ -910,7 +912,7 @@ mod tests {
         );
         assert_eq!(F16::combine(F16(0x8000), F16(0), Reduce::Max), Some(F16(0)));
         assert_eq!(
-            F16::combine(F16(0), F16(0x8000), Reduce::Min),
+            F16::combine(F16(0), F16(0x8000), Reduce::Max),
             Some(F16(0x8000))
         );
         // -2 < 1 though its bits are larger.
@@ -918,12 +920,16 @@ mod tests {
             F16::combine(F16(0xC000), half_one, Reduce::Max),
             Some(half_one)
         );
+        assert_eq!(
+            F16::combine(half_one, F16(0xC000), Reduce::Max),
+            Some(half_one)
+        );
         let (bf_nan, bf_one) = (Bf16(0xFF81), Bf16(0x3F80));
-        assert_eq!(Bf16::combine(bf_nan, bf_one, Reduce::Min), Some(bf_nan));
+        assert_eq!(Bf16::combine(bf_nan, bf_one, Reduce::Min), Some(bf_one));
         assert_eq!(Bf16::combine(bf_one, bf_nan, Reduce::Max), Some(bf_nan));
         assert_eq!(
             Bf16::combine(Bf16(0x8000), Bf16(0), Reduce::Min),
-            Some(Bf16(0x8000))
+            Some(Bf16(0))
         );
     }
 

@@ -232,21 +232,22 @@ def test_reductions_in_the_dtype(dtype, data, updates, reduction, expected):
 
 
 def test_max_min_nan_and_signed_zero():
+    """ONNX Runtime's rule: the existing value stays only when strictly greater (smaller)."""
     nan = np.float32("nan")
     data = np.array([nan, 1, nan, 3], F32)
     updates = np.array([1, nan, nan, 4], F32)
     indices = np.array([[0], [1], [2], [3]])
-    # An existing NaN stays, else a NaN update lands.
-    np.testing.assert_array_equal(gatherkit.scatter_nd(data, indices, updates, reduction="max"), [nan, nan, nan, 4])
-    np.testing.assert_array_equal(gatherkit.scatter_nd(data, indices, updates, reduction="min"), [nan, nan, nan, 3])
+    # An existing NaN is replaced, a NaN update lands.
+    np.testing.assert_array_equal(gatherkit.scatter_nd(data, indices, updates, reduction="max"), [1, nan, nan, 4])
+    np.testing.assert_array_equal(gatherkit.scatter_nd(data, indices, updates, reduction="min"), [1, nan, nan, 3])
     out = gatherkit.scatter_elements(np.ones(2, F32), np.array([0, 0, 1, 1]), np.array([nan, 5, 5, nan], F32),
                                      reduction="max")
-    np.testing.assert_array_equal(out, [nan, nan])
-    # -0 < +0 whichever comes first.
+    np.testing.assert_array_equal(out, [5, nan])
+    # A tie takes the update: the zeros' signs are the updates'.
     zeros = np.array([-0.0, 0.0], F32)
-    for reduction, sign in (("max", False), ("min", True)):
+    for reduction in ("max", "min"):
         out = gatherkit.scatter_elements(zeros, np.array([0, 1]), np.array([0.0, -0.0], F32), reduction=reduction)
-        assert list(np.signbit(out)) == [sign, sign]
+        assert list(np.signbit(out)) == [False, True]
 
 
 def test_bfloat16_scatter():
@@ -360,7 +361,7 @@ def test_bad_python_arguments(call, name, error):
 def combine(reduction, x, u):
     """f(existing, update) elementwise in the dtype, as gatherkit defines it: ints wrap, float16
     via float32 rounded once (numpy's float16 arithmetic), bool add/max = OR and mul/min = AND,
-    max/min: an existing NaN stays, else a NaN update lands, -0 < +0."""
+    max/min as ONNX Runtime: the existing value stays only when strictly greater (smaller)."""
     if reduction == "none":
         return u.copy()
     if x.dtype == np.bool_:
@@ -372,11 +373,8 @@ def combine(reduction, x, u):
             return np.multiply(x, u)
     if x.dtype.kind in "iu":
         return np.maximum(x, u) if reduction == "max" else np.minimum(x, u)
-    if reduction == "max":
-        takes = (u > x) | ((u == x) & np.signbit(x) & ~np.signbit(u))
-    else:
-        takes = (u < x) | ((u == x) & ~np.signbit(x) & np.signbit(u))
-    return np.where(np.isnan(x), x, np.where(np.isnan(u) | takes, u, x))
+    keeps = (x > u) if reduction == "max" else (x < u)
+    return np.where(keeps, x, u)
 
 
 def reference_scatter_elements(data, indices, updates, axis, reduction):

@@ -11,8 +11,10 @@
 //!   and round once to nearest-even; `f32` has at least `2p + 2` bits for both, so the result is
 //!   the correctly rounded 16-bit sum or product), integers wrap, bool is OR (add) and AND (mul),
 //!   complex multiplies as `(ar*br - ai*bi, ar*bi + ai*br)` without fused operations;
-//! - max and min propagate NaN (an existing NaN stays, bit for bit; otherwise a NaN update lands)
-//!   and order `-0` below `+0` (IEEE 754-2019 `maximum`/`minimum`); bool max is OR, min is AND.
+//! - max and min are ONNX Runtime's: `existing > update ? existing : update` (min: `<`), so the
+//!   existing value stays only when strictly greater (smaller): a NaN update lands, a NaN
+//!   already in the output is replaced by the next update, and a tie (`-0` against `+0`
+//!   included) takes the update; bool max is OR, min is AND.
 
 use crate::repr::RawElement;
 use half::{bf16, f16};
@@ -194,36 +196,23 @@ impl Ordered for Bool {
 
 /// The float formats: their arithmetic, and the comparison max and min share.
 trait Float: Arith {
-    fn is_nan(self) -> bool;
-    fn is_sign_negative(self) -> bool;
-    /// `self < other` for non-NaN values (`-0 < +0` is false here).
+    /// `self < other` (false when either is NaN).
     fn less(self, other: Self) -> bool;
-    /// `self == other` for non-NaN values (`-0 == +0` is true here).
-    fn equal(self, other: Self) -> bool;
 }
 
-/// `maximum` (`MAX`) or `minimum` of two floats: NaN propagates (the existing one first), and
-/// `-0` orders below `+0`.
+/// ONNX Runtime's max (`MAX`) or min: the existing value stays only when it is strictly greater
+/// (smaller) than the update; every comparison with a NaN is false, so then the update lands.
 #[inline(always)]
 fn float_extreme<F: Float, const MAX: bool>(existing: F, update: F) -> F {
-    if existing.is_nan() {
-        return existing;
-    }
-    if update.is_nan() {
-        return update;
-    }
-    let update_wins = if existing.equal(update) {
-        // Only signed zeros are equal with different bits: max takes +0, min takes -0.
-        existing.is_sign_negative() == MAX && update.is_sign_negative() != MAX
-    } else if MAX {
-        existing.less(update)
-    } else {
+    let keep = if MAX {
         update.less(existing)
-    };
-    if update_wins {
-        update
     } else {
+        existing.less(update)
+    };
+    if keep {
         existing
+    } else {
+        update
     }
 }
 
@@ -255,24 +244,10 @@ macro_rules! floats {
 
         impl Float for $t {
             #[inline(always)]
-            fn is_nan(self) -> bool {
-                self.is_nan()
-            }
-            #[inline(always)]
-            fn is_sign_negative(self) -> bool {
-                self.is_sign_negative()
-            }
-            #[inline(always)]
             fn less(self, other: $t) -> bool {
                 #[allow(clippy::redundant_closure_call)]
                 let (a, b) = (($cmp)(self), ($cmp)(other));
                 a < b
-            }
-            #[inline(always)]
-            fn equal(self, other: $t) -> bool {
-                #[allow(clippy::redundant_closure_call)]
-                let (a, b) = (($cmp)(self), ($cmp)(other));
-                a == b
             }
         }
 
@@ -350,21 +325,24 @@ mod tests {
     }
 
     #[test]
-    fn max_and_min_propagate_nan_and_order_signed_zeros() {
+    fn max_and_min_keep_the_existing_value_only_when_strictly_beyond_the_update() {
         let nan = f32::from_bits(0x7fc0_0001);
         let other_nan = f32::from_bits(0xffc0_0002);
-        assert_eq!(max32(nan, 1.0), nan.to_bits());
-        assert_eq!(max32(1.0, other_nan), other_nan.to_bits());
-        assert_eq!(max32(nan, other_nan), nan.to_bits());
-        assert_eq!(min32(nan, 1.0), nan.to_bits());
+        // A NaN update lands; an existing NaN is replaced; NaN against NaN takes the update.
+        assert_eq!(max32(1.0, nan), nan.to_bits());
+        assert_eq!(max32(nan, 1.0), 1f32.to_bits());
+        assert_eq!(min32(nan, 1.0), 1f32.to_bits());
+        assert_eq!(max32(nan, other_nan), other_nan.to_bits());
+        // A tie takes the update, signed zeros included.
         assert_eq!(max32(-0.0, 0.0), 0f32.to_bits());
-        assert_eq!(max32(0.0, -0.0), 0f32.to_bits());
+        assert_eq!(max32(0.0, -0.0), (-0f32).to_bits());
         assert_eq!(min32(0.0, -0.0), (-0f32).to_bits());
-        assert_eq!(min32(-0.0, 0.0), (-0f32).to_bits());
+        assert_eq!(min32(-0.0, 0.0), 0f32.to_bits());
         assert_eq!(max32(1.0, 2.0), 2f32.to_bits());
+        assert_eq!(max32(2.0, 1.0), 2f32.to_bits());
         assert_eq!(min32(1.0, 2.0), 1f32.to_bits());
         let h = |v: f32| f16::from_f32(v).to_bits();
-        assert_eq!(Max::<f16>::combine(h(-0.0), h(0.0)), h(0.0));
+        assert_eq!(Max::<f16>::combine(h(0.0), h(-0.0)), h(-0.0));
         assert_eq!(
             Min::<bf16>::combine(
                 bf16::from_f32(3.0).to_bits(),

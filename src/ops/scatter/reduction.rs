@@ -22,9 +22,11 @@ pub enum Reduction {
     Add = 1,
     /// `"mul"`: `element * update` in the dtype (integers wrap; bool is AND).
     Mul = 2,
-    /// `"max"` (ONNX opset 18): NaN propagates, `-0 < +0`; bool is OR.
+    /// `"max"` (ONNX opset 18): `existing > update ? existing : update`, ONNX Runtime's rule (a
+    /// NaN update lands, an existing NaN is replaced, a tie takes the update); bool is OR.
     Max = 3,
-    /// `"min"` (ONNX opset 18): NaN propagates, `-0 < +0`; bool is AND.
+    /// `"min"` (ONNX opset 18): `existing < update ? existing : update`, as for max; bool is
+    /// AND.
     Min = 4,
 }
 

@@ -502,10 +502,15 @@ pub fn scatter_nd<T: Combine>(
     if !T::defined(reduce) {
         return Err(ScatterError::Undefined);
     }
-    let tuples = count(tuples_shape);
+    // No index value to check and nothing to write: empty tuples into empty data (whose count
+    // no buffer bounds, so counting them could overflow: indices and updates are empty
+    // whatever it is; `slice_shape` is data's shape here), or no tuples (the slice shape then
+    // need not describe real elements, and counting it could overflow).
     if k == 0 && count(slice_shape) == 0 {
-        // No index value to check and no element to write. The tuple count is bounded by no
-        // buffer then (indices and updates are empty whatever it is): do not walk it.
+        return Ok(data.to_vec());
+    }
+    let tuples = count(tuples_shape);
+    if tuples == 0 {
         return Ok(data.to_vec());
     }
     let targets = (0..tuples)
@@ -554,6 +559,13 @@ mod tests {
     #[test]
     fn empty_tuples_into_empty_data_do_not_walk_the_tuples() {
         let out = scatter_nd::<f32>(&[], &[0], &[], &[1 << 40, 0], &[], Reduce::Add);
+        assert_eq!(out, Ok(vec![]));
+        // No tuples beside a slice shape whose count overflows: nothing to do either.
+        let huge = 1usize << 40;
+        let out = scatter_nd::<u8>(&[], &[0, huge, huge], &[], &[0, 0], &[], Reduce::None);
+        assert_eq!(out, Ok(vec![]));
+        // Empty tuples whose count overflows, into empty data.
+        let out = scatter_nd::<u8>(&[], &[0], &[], &[huge, huge, 0], &[], Reduce::Add);
         assert_eq!(out, Ok(vec![]));
     }
 

@@ -133,35 +133,43 @@ fn apply_split<E: RawElement, C: Combine<E>, O: Offset>(
     par: Parallel,
     tasks: usize,
 ) {
-    let len = destination.len();
-    let bounds = range_bounds(len, tasks);
     match destination {
         Destination::Copy { data, out } => {
-            let stream = streams::<E>(len);
-            let out = DisjointOut::new(out);
-            for_each_range(tasks, par, |tasks_here| {
-                for i in tasks_here {
-                    let (lo, hi) = (bounds(i), bounds(i + 1));
-                    // SAFETY: ranges of different `i` are disjoint (`bounds` increases).
-                    let range = unsafe { out.range(lo, hi - lo) };
-                    // Cannot panic: data.len() == out.len() (validated plan).
-                    let range = copy(&data[lo..hi], range, stream);
-                    apply_range::<E, C, O, false>(range, lo, offsets, updates, slice_len);
-                }
+            let stream = streams::<E>(out.len());
+            for_each_output_range(out, tasks, par, |lo, range| {
+                // Cannot panic: data.len() == out.len() (validated plan).
+                let range = copy(&data[lo..lo + range.len()], range, stream);
+                apply_range::<E, C, O, false>(range, lo, offsets, updates, slice_len);
             });
         }
         Destination::InPlace(out) => {
-            let out = DisjointOut::new(out);
-            for_each_range(tasks, par, |tasks_here| {
-                for i in tasks_here {
-                    let (lo, hi) = (bounds(i), bounds(i + 1));
-                    // SAFETY: as above.
-                    let range = unsafe { out.range(lo, hi - lo) };
-                    apply_range::<E, C, O, false>(range, lo, offsets, updates, slice_len);
-                }
+            for_each_output_range(out, tasks, par, |lo, range| {
+                apply_range::<E, C, O, false>(range, lo, offsets, updates, slice_len);
             });
         }
     }
+}
+
+/// Runs `work(lo, out[lo..hi])` for `tasks` contiguous ranges covering `out`, whole granules
+/// each, as even as they come, the ranges split among the tasks `par` runs.
+fn for_each_output_range<T: Send>(
+    out: &mut [T],
+    tasks: usize,
+    par: Parallel,
+    work: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let bounds = range_bounds(out.len(), tasks);
+    // Cannot fail: the last range ends at the output's end (bounds(tasks) = len), which the
+    // callers' "every element written" rests on.
+    assert_eq!(bounds(tasks), out.len());
+    let out = DisjointOut::new(out);
+    for_each_range(tasks, par, |tasks_here| {
+        for i in tasks_here {
+            let (lo, hi) = (bounds(i), bounds(i + 1));
+            // SAFETY: ranges of different `i` are disjoint (`bounds` increases).
+            work(lo, unsafe { out.range(lo, hi - lo) });
+        }
+    });
 }
 
 /// The start of range `i` of `tasks` over `len` elements: whole granules, as even as they come.
@@ -182,21 +190,11 @@ fn copy_split<'a, E: RawElement>(
     par: Parallel,
     tasks: usize,
 ) -> &'a mut [E] {
-    let len = out.len();
-    let stream = streams::<E>(len);
+    let stream = streams::<E>(out.len());
     if tasks > 1 {
-        let bounds = range_bounds(len, tasks);
-        let shared = DisjointOut::new(&mut *out);
-        for_each_range(tasks, par, |tasks_here| {
-            for i in tasks_here {
-                let (lo, hi) = (bounds(i), bounds(i + 1));
-                // SAFETY: ranges of different `i` are disjoint (`bounds` increases).
-                let range = unsafe { shared.range(lo, hi - lo) };
-                copy(&data[lo..hi], range, stream);
-            }
+        for_each_output_range(&mut *out, tasks, par, |lo, range| {
+            copy(&data[lo..lo + range.len()], range, stream);
         });
-        // Cannot fail: the ranges cover 0..len (bounds(0) = 0, bounds(tasks) = len).
-        assert_eq!(bounds(tasks), len);
         // SAFETY: every element was written by the tasks (their ranges cover the output, and
         // `for_each_range` returns when all have finished).
         return unsafe { assume_init_mut(out) };

@@ -246,22 +246,7 @@ fn check(call: &Call) {
             assert!(got == want.as_slice(), "output differs from the reference");
         } else {
             let p = want.expect_err("a bad index reported where the reference finds none");
-            // SAFETY: the library's message for this thread's last call, a C string.
-            let message = unsafe { CStr::from_ptr(gk_last_error_message()) };
-            let message = message.to_string_lossy();
-            let at: Vec<String> = coords(p, &ishape).iter().map(|c| c.to_string()).collect();
-            let at = format!("indices[{}]", at.join(", "));
-            // GatherND names the component inside its tuple: "(indices[1, 0]) = -3".
-            let at = if call.op == Op::GatherNd {
-                format!("({at})")
-            } else {
-                at
-            };
-            let named = format!("{at} = {} is out of range", idx_values[p]);
-            assert!(
-                message.contains(&named),
-                "{message:?} does not name the first bad index ({named})"
-            );
+            assert_names_first_bad_index(call, p, &ishape, &idx_values);
         }
     } else {
         assert!(
@@ -353,6 +338,27 @@ fn scatter_as<T: Elem>(
         v.write(&mut bytes);
     }
     Ok(bytes)
+}
+
+/// The last error message names index position `p` (row-major in `ishape`) and its value, as
+/// the reference's first bad index. GatherND and ScatterND name the component inside its
+/// tuple: "(indices[1, 0]) = -3".
+fn assert_names_first_bad_index(call: &Call, p: usize, ishape: &[usize], idx_values: &[i64]) {
+    // SAFETY: the library's message for this thread's last call, a C string.
+    let message = unsafe { CStr::from_ptr(gk_last_error_message()) };
+    let message = message.to_string_lossy();
+    let at: Vec<String> = coords(p, ishape).iter().map(|c| c.to_string()).collect();
+    let at = format!("indices[{}]", at.join(", "));
+    let at = if matches!(call.op, Op::GatherNd | Op::ScatterNd) {
+        format!("({at})")
+    } else {
+        at
+    };
+    let named = format!("{at} = {} is out of range", idx_values[p]);
+    assert!(
+        message.contains(&named),
+        "{message:?} does not name the first bad index ({named})"
+    );
 }
 
 /// The reference scatter for the call's dtype (valid shapes, attributes and dtype).
@@ -563,22 +569,7 @@ fn check_scatter(call: &Call) {
                 Err(ScatterError::BadIndex(p)) => p,
                 other => panic!("a bad index reported where the reference finds none ({other:?})"),
             };
-            // SAFETY: the library's message for this thread's last call, a C string.
-            let message = unsafe { CStr::from_ptr(gk_last_error_message()) };
-            let message = message.to_string_lossy();
-            let at: Vec<String> = coords(p, &ishape).iter().map(|c| c.to_string()).collect();
-            let at = format!("indices[{}]", at.join(", "));
-            // ScatterND names the component inside its tuple: "(indices[1, 0]) = -3".
-            let at = if call.op == Op::ScatterNd {
-                format!("({at})")
-            } else {
-                at
-            };
-            let named = format!("{at} = {} is out of range", idx_values[p]);
-            assert!(
-                message.contains(&named),
-                "{message:?} does not name the first bad index ({named})"
-            );
+            assert_names_first_bad_index(call, p, &ishape, &idx_values);
             assert!(untouched_out, "output written on a bad index");
             assert!(
                 data_words == before_data,

@@ -1,6 +1,6 @@
 """gatherkit for Python: ONNX GatherElements / GatherND / Gather (and the OpenVINO variants) and
-ScatterElements / ScatterND on numpy arrays, through the library's C ABI with ctypes (no compiled
-extension).
+ScatterElements / ScatterND on numpy arrays and any DLPack array (PyTorch CPU tensors, JAX
+arrays), through the library's C ABI with ctypes (no compiled extension).
 
     >>> import numpy as np, gatherkit
     >>> gatherkit.gather_elements(np.array([[1, 2], [3, 4]]), np.array([[0, 0], [1, 0]]), axis=1)
@@ -13,7 +13,8 @@ extension).
     array([0, 7, 0, 7])
 
 The shared library is found through the ``GATHERKIT_LIBRARY`` environment variable first (a path to
-``libgatherkit.so``), then the source tree's build outputs (``build/lib``, ``target/release``,
+``libgatherkit.so``), then the one built into the installed package (``pip install .`` at the
+repository's root), then the source tree's build outputs (``build/lib``, ``target/release``,
 ``target/debug``), then the system loader.
 """
 
@@ -25,7 +26,11 @@ import pathlib
 
 import numpy as np
 
-from . import _abi
+from . import _abi, _dlpack
+
+# The binding's own version: the header's, whose ABI it was written for (library_version() is the
+# loaded library's).
+__version__ = f"{_abi.GK_VERSION_MAJOR}.{_abi.GK_VERSION_MINOR}.{_abi.GK_VERSION_PATCH}"
 
 __all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", "GatherkitError",
            "library_version", "STATUS_NAMES"]
@@ -109,7 +114,10 @@ def _candidates():
     if env:
         yield env
         return
-    root = pathlib.Path(__file__).resolve().parents[3]
+    here = pathlib.Path(__file__).resolve().parent
+    # An installed package (pip install): the library built into it, whatever its suffix.
+    yield from sorted(str(path) for path in here.glob("libgatherkit*.so"))
+    root = here.parents[2]
     for rel in ("build/lib/libgatherkit.so", "target/release/libgatherkit.so", "target/debug/libgatherkit.so"):
         path = root / rel
         if path.exists():
@@ -167,8 +175,55 @@ def _check(status):
         raise GatherkitError(status, _lib.gk_last_error_message().decode("utf-8", "replace"))
 
 
+_COPY_VALUES = (None, True, False)
+
+
+def _copy_arg(copy):
+    if not any(copy is allowed for allowed in _COPY_VALUES):
+        raise ValueError(f"copy must be None, True or False, not {copy!r}")
+    return copy
+
+
+def _strides_in_elements(array):
+    return tuple(s // array.itemsize if s % array.itemsize == 0 else f"{s} bytes" for s in array.strides)
+
+
+def _borrow(value, what, copy):
+    """``value`` as a numpy array, over the caller's own memory whenever it has some (a numpy
+    array, or any object with ``__dlpack__``), and dense row-major in native byte order, as the C
+    ABI reads it. A layout that is not (a transposed or stepped view, a broadcast with stride 0, a
+    negative stride, big-endian bytes), or a value that is not an array at all (a list, a scalar),
+    is copied only when ``copy`` allows it: None (the default, as in ``numpy.asarray``) copies
+    when that is needed, True always copies, False never does and raises ValueError instead."""
+    if value is None:
+        raise TypeError(f"{what} must be an array (numpy, or any object with __dlpack__) or array-like, not None")
+    if isinstance(value, np.ndarray):
+        array = value
+    elif hasattr(value, "__dlpack__"):
+        array = _dlpack.as_numpy(value, what)
+    elif copy is False:
+        raise ValueError(f"{what} is a {type(value).__name__}, not an array: making one is a copy, which "
+                         f"copy=False forbids")
+    else:
+        return np.asarray(value)  # a new array of the binding's own: nothing of the caller's is copied twice
+    if array.dtype == np.dtype(object) or array.dtype.kind in "US":
+        return array  # strings: _Prepared passes element numbers, never the objects' memory
+    problem = None
+    if not array.dtype.isnative:
+        problem = (f"big-endian ({array.dtype.str}; convert with .astype('{array.dtype.newbyteorder('=').str}'))")
+    elif not array.flags.c_contiguous:
+        problem = (f"not dense row-major (shape {array.shape}, strides in elements "
+                   f"{_strides_in_elements(array)})")
+    if problem is not None:
+        if copy is False:
+            raise ValueError(f"{what} is {problem}; gatherkit reads dense row-major arrays in native byte "
+                             f"order, and copy=False forbids the copy (copy=None allows it)")
+        return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
+    return array.copy() if copy is True else array
+
+
 class _Prepared:
-    """A numpy array as a C tensor descriptor; keeps what the descriptor points to alive.
+    """An input array as a C tensor descriptor; keeps what the descriptor points to alive.
 
     String tensors (object arrays of str or bytes) are passed as handles that are element numbers
     (1-based) rather than addresses: the library copies handles and never reads them, so the
@@ -177,14 +232,14 @@ class _Prepared:
     cached one-byte bytes objects). A scatter's updates number on from data's: ``first_handle``
     is the first element's number."""
 
-    def __init__(self, value, what, first_handle=1):
-        if value is None:
-            raise TypeError(f"{what} must be a numpy array or array-like, not None")
-        array = np.asarray(value)
+    def __init__(self, value, what, copy, first_handle=1):
+        array = _borrow(value, what, copy)
         if array.dtype.kind in "US":
             raise TypeError(
                 f"{what}: numpy fixed-width string arrays (dtype {array.dtype}) are not supported; "
                 f"pass dtype=object with str or bytes elements")
+        # What the caller passed, as a numpy array over its memory (before any copy): overlap checks.
+        self.original = value if isinstance(value, np.ndarray) else array
         if array.dtype == np.dtype(object):
             self.objects = array.reshape(-1)
             for k, s in enumerate(self.objects):
@@ -208,11 +263,32 @@ class _Prepared:
                 raise GatherkitError(_abi.GK_STATUS_UNSUPPORTED_DTYPE,
                                      f"{what}: numpy dtype {array.dtype} has no gatherkit dtype")
             self.code = code
-            self.array = np.ascontiguousarray(array)
-            address = self.array.ctypes.data
-        self.original = array  # what the caller passed (before any contiguous copy), for overlap checks
+            self.array = array
+            address = array.ctypes.data
         self.shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
         self.tensor = _Tensor(self.code, array.ndim, self.shape, address)
+
+
+def _output(out, shape, dtype, hint=""):
+    """``out`` (a numpy array or any writable object with ``__dlpack__``) as a numpy array over its
+    memory, which must already be dense row-major with the output's shape and dtype: the result is
+    written there and nowhere else, so there is no copy to allow."""
+    if isinstance(out, np.ndarray):
+        array = out
+        if not array.flags.writeable:
+            raise ValueError("out is read-only; out must be writable")
+    elif hasattr(out, "__dlpack__"):
+        array = _dlpack.as_numpy(out, "out", writable=True)
+    else:
+        raise TypeError(f"out must be a numpy array or an object with __dlpack__, not {type(out).__name__}")
+    wanted = f"; out must be a writable dense row-major {dtype} array of shape {shape}{hint}"
+    if array.shape != shape:
+        raise ValueError(f"out has shape {array.shape}" + wanted)
+    if array.dtype != dtype:
+        raise ValueError(f"out has dtype {array.dtype}" + wanted)
+    if not array.flags.c_contiguous:
+        raise ValueError(f"out is not dense row-major (strides in elements {_strides_in_elements(array)})" + wanted)
+    return array
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -249,9 +325,10 @@ def _options(flavor, version, num_threads):
     return _Options(ctypes.sizeof(_Options), _FLAVORS[flavor], version, num_threads, None, None, 0)
 
 
-def _run(query, gather, data, indices, attributes, options, out=None):
-    d = _Prepared(data, "data")
-    i = _Prepared(indices, "indices")
+def _run(query, gather, data, indices, attributes, options, out, copy):
+    copy = _copy_arg(copy)
+    d = _Prepared(data, "data", copy)
+    i = _Prepared(indices, "indices", copy)
     shape = (ctypes.c_int64 * _abi.GK_MAX_RANK)()
     rank = ctypes.c_size_t(0)
     _check(query(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(options), shape,
@@ -267,55 +344,63 @@ def _run(query, gather, data, indices, attributes, options, out=None):
         _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(out_tensor),
                       ctypes.byref(options)))
         # Handles are copied, never made: each is an input element's number (1-based).
-        out = np.empty(out_shape, dtype=object)
-        flat = out.reshape(-1)
+        result = np.empty(out_shape, dtype=object)
+        flat = result.reshape(-1)
         for k in range(flat.size):
             flat[k] = d.objects[handles[k] - 1]
-        return out
-    if out is None:
-        out = np.empty(out_shape, dtype=d.array.dtype)
-    elif not isinstance(out, np.ndarray) or out.shape != out_shape or out.dtype != d.array.dtype \
-            or not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError(f"out must be a writable C-contiguous {d.array.dtype} array of shape {out_shape}")
-    out_tensor = _Tensor(d.code, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape), out.ctypes.data)
+        return result
+    target = np.empty(out_shape, dtype=d.array.dtype) if out is None else _output(out, out_shape, d.array.dtype)
+    out_tensor = _Tensor(d.code, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
+                         target.ctypes.data)
     _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(out_tensor),
                   ctypes.byref(options)))
-    return out
+    return target if out is None else out
 
 
-def gather_elements(data, indices, axis=0, *, flavor="onnx", version=0, num_threads=0, out=None):
+_COMMON_KEYWORDS = """
+    Inputs are numpy arrays, any object with ``__dlpack__`` (a PyTorch CPU tensor, say), or
+    array-likes (lists). They are read where they are when they are dense row-major in native byte
+    order; otherwise ``copy`` decides: None (default) copies such an input first, False raises
+    ValueError naming the input and its strides, True copies every input. ``out``, if given, is a
+    writable dense row-major array (numpy, or a DLPack tensor such as a slice ``t[2:5]`` of a
+    larger PyTorch tensor) of the output's shape and dtype; it is written and returned. Otherwise
+    the result is a new numpy array (``torch.from_dlpack(result)`` views it as a tensor without a
+    copy). ``flavor`` is "onnx" or "openvino", ``version`` the opset (0 = newest), ``num_threads``
+    a cap on threads (0 = the library's default). Raises GatherkitError on bad input."""
+
+
+def gather_elements(data, indices, axis=0, *, flavor="onnx", version=0, num_threads=0, out=None, copy=None):
     """GatherElements: ``out[p] = data[p with p[axis] replaced by indices[p]]``; the output has the
-    indices' shape. ``flavor`` is "onnx" or "openvino"; ``version`` the opset (0 = newest).
-    ``out``, if given, is a preallocated C-contiguous array of the output's shape and dtype that is
-    written and returned. Raises GatherkitError on bad input."""
+    indices' shape.
+    """
     return _run(_lib.gk_gather_elements_output_shape, _lib.gk_gather_elements, data, indices,
-                (_int_arg("axis", axis, _INT64, "int64_t"),), _options(flavor, version, num_threads), out)
+                (_int_arg("axis", axis, _INT64, "int64_t"),), _options(flavor, version, num_threads), out, copy)
 
 
-def gather_nd(data, indices, batch_dims=0, *, flavor="onnx", version=0, num_threads=0, out=None):
+def gather_nd(data, indices, batch_dims=0, *, flavor="onnx", version=0, num_threads=0, out=None, copy=None):
     """GatherND: each index tuple (the last dimension of ``indices``) selects a slice of ``data``
-    within its batch (the first ``batch_dims`` dimensions). ``out`` as for gather_elements.
-    Raises GatherkitError on bad input."""
+    within its batch (the first ``batch_dims`` dimensions)."""
     return _run(_lib.gk_gather_nd_output_shape, _lib.gk_gather_nd, data, indices,
-                (_int_arg("batch_dims", batch_dims, _INT64, "int64_t"),), _options(flavor, version, num_threads), out)
+                (_int_arg("batch_dims", batch_dims, _INT64, "int64_t"),), _options(flavor, version, num_threads),
+                out, copy)
 
 
-def gather(data, indices, axis=0, batch_dims=0, *, flavor="onnx", version=0, num_threads=0, out=None):
+def gather(data, indices, axis=0, batch_dims=0, *, flavor="onnx", version=0, num_threads=0, out=None, copy=None):
     """Gather (``numpy.take`` along ``axis`` for ONNX): each index value picks a slice of ``data``;
     the output shape is ``data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]``.
     ``indices`` may be a scalar. ``batch_dims`` must be 0 for ONNX; OpenVINO Gather-8 takes it (a
-    negative value counts from the indices' rank). ``out`` as for gather_elements. Raises
-    GatherkitError on bad input (OpenVINO's zero-filling of out-of-range indices is an error
-    here)."""
+    negative value counts from the indices' rank). OpenVINO's zero-filling of out-of-range indices
+    is an error here."""
     return _run(_lib.gk_gather_output_shape, _lib.gk_gather, data, indices,
                 (_int_arg("axis", axis, _INT64, "int64_t"), _int_arg("batch_dims", batch_dims, _INT64, "int64_t")),
-                _options(flavor, version, num_threads), out)
+                _options(flavor, version, num_threads), out, copy)
 
 
-def _scatter(fn, data, indices, updates, attributes, options, out):
-    d = _Prepared(data, "data")
-    i = _Prepared(indices, "indices")
-    u = _Prepared(updates, "updates", first_handle=d.keep.size + 1 if d.code == _abi.GK_DTYPE_STRING else 1)
+def _scatter(fn, data, indices, updates, attributes, options, out, copy):
+    copy = _copy_arg(copy)
+    d = _Prepared(data, "data", copy)
+    i = _Prepared(indices, "indices", copy)
+    u = _Prepared(updates, "updates", copy, first_handle=d.keep.size + 1 if d.code == _abi.GK_DTYPE_STRING else 1)
     inputs = (ctypes.byref(d.tensor), ctypes.byref(i.tensor), ctypes.byref(u.tensor))
     out_shape = d.original.shape  # a scatter's output has data's shape and dtype
     out_dims = (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape)
@@ -327,53 +412,51 @@ def _scatter(fn, data, indices, updates, attributes, options, out):
         _check(fn(*inputs, *attributes, ctypes.byref(out_tensor), ctypes.byref(options)))
         # Handles are copied, never made: 1..n are data's elements, n+1.. the updates'.
         objects = np.concatenate([d.objects, u.objects]) if u.code == _abi.GK_DTYPE_STRING else d.objects
-        out = np.empty(out_shape, dtype=object)
-        flat = out.reshape(-1)
+        result = np.empty(out_shape, dtype=object)
+        flat = result.reshape(-1)
         for k in range(flat.size):
             flat[k] = objects[handles[k] - 1]
-        return out
+        return result
     if out is None:
-        out = np.empty(out_shape, dtype=d.array.dtype)
+        target = np.empty(out_shape, dtype=d.array.dtype)
     else:
-        if not isinstance(out, np.ndarray) or out.shape != out_shape or out.dtype != d.array.dtype \
-                or not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError(f"out must be a writable C-contiguous {d.array.dtype} array of shape {out_shape} "
-                             f"(data itself for in place)")
+        target = _output(out, out_shape, d.array.dtype, hint=" (data itself for in place)")
         # The library sees the overlap of out with an input passed as it is; an input copied above
-        # (not C-contiguous) hides it, so that overlap is refused here, with the library's status.
+        # hides it, so that overlap is refused here, with the library's status.
         for what, prepared in (("data", d), ("indices", i), ("updates", u)):
             if prepared.array is None:  # string handles: a buffer of the binding's own
                 continue
             copied = prepared.array.ctypes.data != prepared.original.ctypes.data
-            if copied and prepared.array.size and np.shares_memory(out, prepared.original):
+            if copied and prepared.array.size and np.shares_memory(target, prepared.original):
                 raise GatherkitError(
                     _abi.GK_STATUS_OVERLAP,
-                    f"out shares memory with {what} (not C-contiguous); out must not overlap an input, "
-                    f"except that out may be data itself (a C-contiguous array) for an in-place call")
-    out_tensor = _Tensor(d.code, len(out_shape), out_dims, out.ctypes.data)
+                    f"out shares memory with {what} (which was copied, not being dense row-major); out must "
+                    f"not overlap an input, except that out may be data itself (a dense array) for an "
+                    f"in-place call")
+    out_tensor = _Tensor(d.code, len(out_shape), out_dims, target.ctypes.data)
     _check(fn(*inputs, *attributes, ctypes.byref(out_tensor), ctypes.byref(options)))
-    return out
+    return target if out is None else out
 
 
 def scatter_elements(data, indices, updates, axis=0, reduction="none", *, flavor="onnx", version=0, num_threads=0,
-                     out=None):
+                     out=None, copy=None):
     """ScatterElements: a copy of ``data`` where, for every position ``p`` of ``indices`` in
     row-major order, the element ``p`` with ``p[axis]`` replaced by ``indices[p]`` is set to
     ``updates[p]`` (``reduction="none"``: the last duplicate wins) or combined with it ("add",
     "mul" from version 16; "max", "min" from 18). ``updates`` has the indices' shape and data's
     dtype (it is not converted). ``version`` is the opset (0 = newest, 18).
 
-    ``out``, if given, is a writable C-contiguous array of data's shape and dtype that is written
-    and returned. ``out=data`` (data itself, or an array with exactly its memory, shape and dtype)
+    ``out`` (see below) has data's shape and dtype. ``out=data`` (data itself, or an array with exactly its memory, shape and dtype)
     scatters in place: only the updated elements are written. Any other overlap of ``out`` with an
     input raises GatherkitError (OVERLAP). Every index is checked before anything is written, so on
     any error ``out`` (and in place, ``data``) is unchanged. Raises GatherkitError on bad input."""
     return _scatter(_lib.gk_scatter_elements, data, indices, updates,
                     (_int_arg("axis", axis, _INT64, "int64_t"), _reduction(reduction)),
-                    _options(flavor, version, num_threads), out)
+                    _options(flavor, version, num_threads), out, copy)
 
 
-def scatter_nd(data, indices, updates, reduction="none", *, flavor="onnx", version=0, num_threads=0, out=None):
+def scatter_nd(data, indices, updates, reduction="none", *, flavor="onnx", version=0, num_threads=0, out=None,
+               copy=None):
     """ScatterND: a copy of ``data`` where each index tuple (the last dimension of ``indices``,
     ``k`` values, ``0 <= k <= data.ndim``), in row-major order, has its slice ``out[tuple]`` set to
     (or combined with) its part of ``updates``, whose shape is
@@ -381,4 +464,9 @@ def scatter_nd(data, indices, updates, reduction="none", *, flavor="onnx", versi
     ``version``, ``out`` (and in place, ``out=data``) as for scatter_elements. Raises
     GatherkitError on bad input."""
     return _scatter(_lib.gk_scatter_nd, data, indices, updates, (_reduction(reduction),),
-                    _options(flavor, version, num_threads), out)
+                    _options(flavor, version, num_threads), out, copy)
+
+
+for _operator in (gather_elements, gather_nd, gather, scatter_elements, scatter_nd):
+    _operator.__doc__ = _operator.__doc__.rstrip() + "\n" + _COMMON_KEYWORDS
+del _operator

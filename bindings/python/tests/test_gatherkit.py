@@ -153,8 +153,8 @@ def test_empty_and_one_byte_strings_keep_their_objects():
 
 
 @pytest.mark.parametrize("data,indices,error,fragment", [
-    (None, [0], TypeError, "data must be a numpy array or array-like, not None"),
-    ([1, 2], None, TypeError, "indices must be a numpy array or array-like, not None"),
+    (None, [0], TypeError, "data must be an array (numpy, or any object with __dlpack__) or array-like, not None"),
+    ([1, 2], None, TypeError, "indices must be an array (numpy, or any object with __dlpack__) or array-like, not None"),
     ([2**70], [0], TypeError, "data[0] is the Python int"),
     ([1, 2], [2**70], TypeError, "indices[0] is the Python int"),
     (np.array(["a", "b"]), [0], TypeError, "dtype=object"),

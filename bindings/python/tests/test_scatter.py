@@ -200,9 +200,11 @@ def test_any_other_overlap_is_the_library_overlap_error(make):
 def test_out_must_match_data():
     data = np.zeros((2, 3), np.int32)
     for out in (np.zeros((3, 2), np.int32), np.zeros((2, 3), np.int64), np.zeros((3, 2), np.int32).T,
-                data.reshape(3, 2), [[0, 0, 0], [0, 0, 0]]):
+                data.reshape(3, 2)):
         with pytest.raises(ValueError, match="out must be"):
             gatherkit.scatter_nd(data, np.array([[0, 0]]), np.array([1], np.int32), out=out)
+    with pytest.raises(TypeError, match="out must be a numpy array or an object with __dlpack__, not list"):
+        gatherkit.scatter_nd(data, np.array([[0, 0]]), np.array([1], np.int32), out=[[0, 0, 0], [0, 0, 0]])
     readonly = data.copy()
     readonly.flags.writeable = False
     with pytest.raises(ValueError, match="out must be"):

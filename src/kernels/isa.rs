@@ -5,24 +5,19 @@
 //! `GATHERKIT_PORTABLE_KERNELS=1` in the environment forces the portable variants, which is how
 //! the test suite checks them on machines that have the fast ones.
 
-use std::sync::OnceLock;
-
+#[cfg(target_arch = "x86_64")]
 fn portable_forced() -> bool {
+    use std::sync::OnceLock;
     static FORCED: OnceLock<bool> = OnceLock::new();
     *FORCED.get_or_init(|| std::env::var_os("GATHERKIT_PORTABLE_KERNELS").is_some_and(|v| v != "0"))
 }
 
-/// Whether AVX2 variants may run on this CPU.
+/// Whether AVX2 variants may run on this CPU. Only x86-64 has fast variants; on every other
+/// architecture (aarch64 included) [`best_isa`] compiles the portable variant alone.
+#[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        !portable_forced() && std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    !portable_forced() && std::arch::is_x86_feature_detected!("avx2")
 }
 
 /// Defines `fn $name` that calls the `#[inline(always)]` kernel `$kernel` with the same arguments,

@@ -99,6 +99,7 @@ pub(crate) fn stream_copy<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[Mayb
 }
 
 /// A cache line.
+#[cfg(target_arch = "x86_64")]
 const LINE: usize = 64;
 
 /// Orders this thread's non-temporal stores before anything it does next (such as returning to

@@ -60,4 +60,16 @@ cmake -S "$here" -B "$work/sub-static" -DGATHERKIT_VIA=subdirectory -DGATHERKIT_
 cmake --build "$work/sub-static" >/dev/null
 "$work/sub-static/consumer"
 expect_linked static "$work/sub-static/consumer"
+
+# Without a C++ compiler: gatherkit is C only, so a C-only project vendors it, and as the top-level
+# project it configures, with the C++ tests registered as skipped (configure only: no build).
+step "add_subdirectory and top-level configure without a C++ compiler"
+CXX=/nonexistent/c++ cmake -S "$here" -B "$work/sub-nocxx" -DGATHERKIT_VIA=subdirectory \
+    -DGATHERKIT_SOURCE_DIR="$src" "${extra[@]}" >/dev/null
+CXX=/nonexistent/c++ cmake -S "$src" -B "$work/top-nocxx" -DGATHERKIT_CARGO_TESTS=OFF "${extra[@]}" >/dev/null
+skipped=$(ctest --test-dir "$work/top-nocxx" -R '^cxx_header$' 2>&1)
+case "$skipped" in *"cxx_header (Skipped)"*) echo "cxx_header: skipped" ;;
+    *) echo "FAIL: cxx_header is not a skipped test without a C++ compiler:" >&2; echo "$skipped" >&2; exit 1 ;;
+esac
+
 step "all consumers passed"

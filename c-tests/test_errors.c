@@ -92,11 +92,11 @@ static void check_scatter_errors(void) {
 
     /* Reductions the version lacks: add/mul arrive in 16, max/min in 18. */
     CHECK_STATUS(gk_scatter_elements(&d, &i, &u, 0, GK_REDUCTION_ADD, &o, &onnx11), GK_STATUS_INVALID_ATTRIBUTE,
-                 "ScatterElements-11 has no reduction add");
+                 "ONNX opset 11 (ScatterElements-11) has no reduction add");
     CHECK_STATUS(gk_scatter_nd(&d, &ni, &nu, GK_REDUCTION_MUL, &o, &onnx15), GK_STATUS_INVALID_ATTRIBUTE,
-                 "ScatterND-13 has no reduction mul");
+                 "ONNX opset 15 (ScatterND-13) has no reduction mul");
     CHECK_STATUS(gk_scatter_elements(&d, &i, &u, 0, GK_REDUCTION_MAX, &o, &onnx16), GK_STATUS_INVALID_ATTRIBUTE,
-                 "ScatterElements-16 has no reduction max; it arrives in version 18");
+                 "ONNX opset 16 (ScatterElements-16) has no reduction max; it arrives in opset 18 (ScatterElements-18)");
     CHECK_STATUS(gk_scatter_nd(&d, &ni, &nu, GK_REDUCTION_MIN, &o, &onnx17), GK_STATUS_INVALID_ATTRIBUTE,
                  "has no reduction min");
     CHECK_STATUS(gk_scatter_nd(&d, &ni, &nu, GK_REDUCTION_MIN, &o, &onnx13), GK_STATUS_INVALID_ATTRIBUTE,
@@ -272,7 +272,7 @@ int main(void) {
     t = i; t.shape = S2x3;
     CHECK_STATUS(gk_gather_elements(&d, &t, 0, &o, &ov), GK_STATUS_SHAPE_MISMATCH, "must equal");
     t = d; t.shape = HUGE_SHAPE;
-    CHECK_STATUS(gk_gather_elements(&t, &i, 0, &o, NULL), GK_STATUS_OVERFLOW, "isize::MAX");
+    CHECK_STATUS(gk_gather_elements(&t, &i, 0, &o, NULL), GK_STATUS_OVERFLOW, "PTRDIFF_MAX");
     m = o; m.shape = S2x3;
     CHECK_STATUS(gk_gather_elements(&d, &i, 0, &m, NULL), GK_STATUS_OUTPUT_MISMATCH, "output shape [2, 3]");
     m = o; m.dtype = GK_DTYPE_DOUBLE;

@@ -156,7 +156,7 @@ pub(crate) fn checked_element_count(
             Error::new(
                 Status::Overflow,
                 format!(
-                    "{what} shape {} holds more than isize::MAX bytes of {element_size}-byte elements",
+                    "{what} shape {} holds more than PTRDIFF_MAX bytes of {element_size}-byte elements",
                     format_dims(shape)
                 ),
             )

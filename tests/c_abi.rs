@@ -941,7 +941,7 @@ const SCATTER_ORDER: &[(&str, bool, ScatterFault, i32, &str)] = &[
             c.data.dtype = GK_DTYPE_BFLOAT16;
         },
         GK_STATUS_UNSUPPORTED_DTYPE,
-        "ScatterElements-11 does not take data dtype bfloat16",
+        "ONNX opset 12 (ScatterElements-11) does not take data dtype bfloat16",
     ),
     (
         "updates dtype before index dtype",
@@ -1012,7 +1012,7 @@ const SCATTER_ORDER: &[(&str, bool, ScatterFault, i32, &str)] = &[
             c.updates.dtype = GK_DTYPE_STRING;
         },
         GK_STATUS_INVALID_ATTRIBUTE,
-        "ScatterND-16 has no reduction min; it arrives in version 18 (opset 18); allowed here: none, add, mul",
+        "ONNX opset 17 (ScatterND-16) has no reduction min; it arrives in opset 18 (ScatterND-18); allowed here: none, add, mul",
     ),
     (
         "the reduction's dtype before shapes",
@@ -1399,4 +1399,131 @@ fn scatter_into_data_without_elements_reports_the_bad_index() {
         message.contains("indices[0, 0, 0] = 0 is out of range; data.shape[0] is 0"),
         "{message}"
     );
+}
+
+/// A message about a rule that depends on the version names the opset the caller asked for
+/// (`options.version`) and the operator version it maps to, for every operator: a bfloat16 call
+/// with version 12 answered "GatherElements-11 does not take ..." without the 12.
+#[test]
+fn version_messages_name_the_opset_asked_for_and_the_operator_version() {
+    static D: [i64; 2] = [2, 2];
+    static I: [i64; 2] = [2, 1];
+    let options = |version| gk_options {
+        version,
+        num_threads: 1,
+        ..Default::default()
+    };
+    let tensor = |dtype, shape: &'static [i64]| gk_tensor {
+        dtype,
+        rank: shape.len(),
+        shape: shape.as_ptr(),
+        data: null(),
+    };
+    let data = tensor(GK_DTYPE_BFLOAT16, &D);
+    let indices = tensor(GK_DTYPE_INT64, &D);
+    let tuples = tensor(GK_DTYPE_INT64, &I);
+    let mut shape = [0i64; 4];
+    let mut rank = 0usize;
+    // SAFETY: valid descriptors (a query reads no data) and output slots.
+    let status = unsafe {
+        gk_gather_elements_output_shape(
+            &data,
+            &indices,
+            0,
+            &options(12),
+            shape.as_mut_ptr(),
+            4,
+            &mut rank,
+        )
+    };
+    assert_eq!(
+        (status, last_error().as_str()),
+        (
+            GK_STATUS_UNSUPPORTED_DTYPE,
+            "ONNX opset 12 (GatherElements-11) does not take data dtype bfloat16; bfloat16 needs opset 13 or later (GatherElements-13)"
+        )
+    );
+    // SAFETY: as above.
+    let status = unsafe {
+        gk_gather_nd_output_shape(
+            &data,
+            &tuples,
+            0,
+            &options(12),
+            shape.as_mut_ptr(),
+            4,
+            &mut rank,
+        )
+    };
+    assert_eq!(
+        (status, last_error().as_str()),
+        (
+            GK_STATUS_UNSUPPORTED_DTYPE,
+            "ONNX opset 12 (GatherND-12) does not take data dtype bfloat16; bfloat16 needs opset 13 or later (GatherND-13)"
+        )
+    );
+    // SAFETY: as above.
+    let status = unsafe {
+        gk_gather_output_shape(
+            &data,
+            &tuples,
+            0,
+            0,
+            &options(10),
+            shape.as_mut_ptr(),
+            4,
+            &mut rank,
+        )
+    };
+    assert_eq!(
+        (status, last_error().as_str()),
+        (
+            GK_STATUS_UNSUPPORTED_DTYPE,
+            "ONNX opset 10 (Gather-1) does not take data dtype bfloat16; bfloat16 needs opset 13 or later (Gather-13)"
+        )
+    );
+
+    // GatherND-11 has no batch dimensions.
+    static D3: [i64; 3] = [2, 2, 2];
+    let (status, message, _) = nd_query_of(GK_DTYPE_FLOAT, &D3, &I, 1, &options(11));
+    assert_eq!(
+        (status, message.as_str()),
+        (
+            GK_STATUS_INVALID_ATTRIBUTE,
+            "ONNX opset 11 (GatherND-11) has no batch dimensions: batch_dims is 1 but must be 0 (they arrive in opset 12, GatherND-12)"
+        )
+    );
+
+    // The scatters: the data dtype, and a reduction the version lacks.
+    for (nd, name) in [(false, "ScatterElements"), (true, "ScatterND")] {
+        let (status, message, ..) = scatter_with(nd, |c| {
+            c.options.version = 12;
+            c.data.dtype = GK_DTYPE_BFLOAT16;
+            c.updates.dtype = GK_DTYPE_BFLOAT16;
+            c.output.dtype = GK_DTYPE_BFLOAT16;
+        });
+        assert_eq!(status, GK_STATUS_UNSUPPORTED_DTYPE);
+        assert_eq!(
+            message,
+            format!("ONNX opset 12 ({name}-11) does not take data dtype bfloat16; bfloat16 needs opset 13 or later ({name}-13)")
+        );
+        let (status, message, ..) = scatter_with(nd, |c| {
+            c.options.version = 15;
+            c.reduction = GK_REDUCTION_ADD;
+        });
+        assert_eq!(status, GK_STATUS_INVALID_ATTRIBUTE);
+        assert_eq!(
+            message,
+            format!("ONNX opset 15 ({name}-13) has no reduction add; it arrives in opset 16 ({name}-16); allowed here: none")
+        );
+        let (status, message, ..) = scatter_with(nd, |c| {
+            c.options.version = 17;
+            c.reduction = GK_REDUCTION_MAX;
+        });
+        assert_eq!(status, GK_STATUS_INVALID_ATTRIBUTE);
+        assert_eq!(
+            message,
+            format!("ONNX opset 17 ({name}-16) has no reduction max; it arrives in opset 18 ({name}-18); allowed here: none, add, mul")
+        );
+    }
 }

@@ -492,7 +492,7 @@ fn bfloat16_needs_gather_13_and_indices_must_be_integers() {
     assert_eq!(e.status(), Status::UnsupportedDtype);
     assert!(
         e.message()
-            .contains("Gather-11 does not take data dtype bfloat16"),
+            .contains("ONNX opset 12 (Gather-11) does not take data dtype bfloat16"),
         "{}",
         e.message()
     );

@@ -8,7 +8,7 @@
 //! `data[p_0..p_{axis-1}, k, ...]`, and every position before the axis reuses the same indices.
 //! So it runs on the slice kernel with one-component tuples.
 
-use super::{allowed_range, index_type, normalize_axis, Operator, Plan};
+use super::{allowed_range, dtype_needs_newer_opset, index_type, normalize_axis, Operator, Plan};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, SliceKernel};
@@ -138,12 +138,13 @@ fn validate(
     let version = GatherVersion::select(options)?;
     let op = version.name();
     if !version.supports(data.dtype) {
-        return Err(Error::new(
-            Status::UnsupportedDtype,
-            format!(
-                "{op} does not take data dtype {}; ONNX Gather-13 (opset 13) does",
-                data.dtype
-            ),
+        return Err(dtype_needs_newer_opset(
+            options.flavor,
+            options.opset,
+            op,
+            data.dtype,
+            GatherVersion::Onnx13.name(),
+            13,
         ));
     }
     let index_type = index_type(op, indices.dtype)?;

@@ -4,7 +4,7 @@
 //! version 11 text in `docs/Changelog.md`), OpenVINO GatherElements-6
 //! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-elements-6.html>.
 
-use super::{allowed_range, index_type, normalize_axis, Operator, Plan};
+use super::{allowed_range, dtype_needs_newer_opset, index_type, normalize_axis, Operator, Plan};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, ElementsKernel, ElementsTraversal};
@@ -116,12 +116,13 @@ fn validate(
     let version = GatherElementsVersion::select(options)?;
     let op = version.name();
     if !version.supports(data.dtype) {
-        return Err(Error::new(
-            Status::UnsupportedDtype,
-            format!(
-                "{op} does not take data dtype {}; ONNX GatherElements-13 (opset 13) does",
-                data.dtype
-            ),
+        return Err(dtype_needs_newer_opset(
+            options.flavor,
+            options.opset,
+            op,
+            data.dtype,
+            GatherElementsVersion::Onnx13.name(),
+            13,
         ));
     }
     let index_type = index_type(op, indices.dtype)?;

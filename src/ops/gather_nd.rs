@@ -6,7 +6,9 @@
 //! and GatherND-8
 //! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-nd-8.html>.
 
-use super::{index_type, tuple_index_error, Operator, Plan};
+use super::{
+    dtype_needs_newer_opset, index_type, opset_and_version, tuple_index_error, Operator, Plan,
+};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, SliceKernel};
@@ -166,12 +168,13 @@ fn validate(
     let version = GatherNdVersion::select(options)?;
     let op = version.name();
     if !version.supports(data.dtype) {
-        return Err(Error::new(
-            Status::UnsupportedDtype,
-            format!(
-                "{op} does not take data dtype {}; ONNX GatherND-13 (opset 13) does",
-                data.dtype
-            ),
+        return Err(dtype_needs_newer_opset(
+            options.flavor,
+            options.opset,
+            op,
+            data.dtype,
+            GatherNdVersion::Onnx13.name(),
+            13,
         ));
     }
     let index_type = index_type(op, indices.dtype)?;
@@ -191,7 +194,11 @@ fn validate(
     if version == GatherNdVersion::Onnx11 && batch_dims != 0 {
         return Err(Error::new(
             Status::InvalidAttribute,
-            format!("{op}: batch_dims is {batch_dims}; this version has no batch dimensions, so it must be 0"),
+            format!(
+                "{} has no batch dimensions: batch_dims is {batch_dims} but must be 0 (they arrive in opset 12, {})",
+                opset_and_version(options.flavor, options.opset, op),
+                GatherNdVersion::Onnx12.name()
+            ),
         ));
     }
     if batch_dims < 0 || batch_dims >= limit {

@@ -25,6 +25,7 @@ pub(crate) mod scatter;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result, Status};
 use crate::kernels::{BadIndex, Kernel};
+use crate::options::Flavor;
 use crate::repr::{IndexElement, IndexType};
 use crate::shape::{coordinates, format_dims};
 
@@ -82,6 +83,41 @@ pub(crate) fn tuple_index_error(
             "{operator}: index tuple indices{tuple_at}, component {component} (indices{}) = {} is out of range; {allowed}",
             format_dims(at.as_slice()),
             bad.value
+        ),
+    )
+}
+
+/// How a message about a rule that depends on the version names its subject: the opset the
+/// caller asked for (`gk_options.version`, `Options::opset`) and the operator version it maps
+/// to, e.g. `ONNX opset 12 (GatherElements-11)`; opset 0 reads `ONNX opset 0 (the newest,
+/// GatherElements-13)`.
+pub(crate) fn opset_and_version(flavor: Flavor, opset: i32, operator_version: &str) -> String {
+    match opset {
+        0 => format!("{} opset 0 (the newest, {operator_version})", flavor.name()),
+        _ => format!("{} opset {opset} ({operator_version})", flavor.name()),
+    }
+}
+
+/// Step 3's data half: `UnsupportedDtype` for a data dtype that the operator version selected by
+/// `flavor` and `opset` lacks and that `first` (the version of opset `first_opset`) adds, e.g.
+/// `ONNX opset 12 (GatherElements-11) does not take data dtype bfloat16; bfloat16 needs opset
+/// 13 or later (GatherElements-13)`. Cold and not inlined: formatted on its own frame, off the
+/// validation's (calls have at most 4 KiB of stack).
+#[cold]
+#[inline(never)]
+pub(crate) fn dtype_needs_newer_opset(
+    flavor: Flavor,
+    opset: i32,
+    operator_version: &str,
+    dtype: DType,
+    first: &str,
+    first_opset: i32,
+) -> Error {
+    Error::new(
+        Status::UnsupportedDtype,
+        format!(
+            "{} does not take data dtype {dtype}; {dtype} needs opset {first_opset} or later ({first})",
+            opset_and_version(flavor, opset, operator_version)
         ),
     )
 }

@@ -11,8 +11,8 @@ pub(crate) mod elements;
 pub(crate) mod nd;
 pub(crate) mod reduction;
 
-use super::index_type;
 use super::plan::check_output;
+use super::{dtype_needs_newer_opset, index_type, opset_and_version};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result, Status};
 use crate::kernels::scatter::combine::Combine;
@@ -366,6 +366,10 @@ pub(crate) struct Validated {
     pub(crate) version: ScatterVersion,
     pub(crate) operator: &'static str,
     pub(crate) index_type: IndexType,
+    /// The opset the caller asked for (`Options::opset`), for messages that name it.
+    pub(crate) opset: i32,
+    /// The operator's version names, in version order (11, 13, 16, 18).
+    pub(crate) names: [&'static str; 4],
 }
 
 impl<O> ScatterPlan<O> {
@@ -420,12 +424,13 @@ pub(crate) fn select_and_check_dtypes(
         ScatterVersion::Onnx18 => 3,
     }];
     if !version.supports(data.dtype) {
-        return Err(Error::new(
-            Status::UnsupportedDtype,
-            format!(
-                "{name} does not take data dtype {}; {operator}-13 (opset 13) does",
-                data.dtype
-            ),
+        return Err(dtype_needs_newer_opset(
+            options.flavor,
+            options.opset,
+            name,
+            data.dtype,
+            names[1],
+            13,
         ));
     }
     if updates.dtype != data.dtype {
@@ -442,6 +447,8 @@ pub(crate) fn select_and_check_dtypes(
         version,
         operator: name,
         index_type,
+        opset: options.opset,
+        names,
     })
 }
 
@@ -450,15 +457,16 @@ pub(crate) fn select_and_check_dtypes(
 pub(crate) fn check_reduction(v: &Validated, reduction: Reduction, dtype: DType) -> Result<()> {
     let name = v.operator;
     if !v.version.has_reduction(reduction) {
-        let since = if matches!(reduction, Reduction::Max | Reduction::Min) {
-            "18 (opset 18)"
+        let (since, since_name) = if matches!(reduction, Reduction::Max | Reduction::Min) {
+            (18, v.names[3])
         } else {
-            "16 (opset 16)"
+            (16, v.names[2])
         };
         return Err(Error::new(
             Status::InvalidAttribute,
             format!(
-                "{name} has no reduction {}; it arrives in version {since}; allowed here: {}",
+                "{} has no reduction {}; it arrives in opset {since} ({since_name}); allowed here: {}",
+                opset_and_version(Flavor::Onnx, v.opset, name),
                 reduction.name(),
                 Reduction::ALL
                     .iter()

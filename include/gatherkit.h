@@ -329,6 +329,43 @@ typedef struct gk_tensor_mut {
 } gk_tensor_mut;
 
 /**
+ * An input read through strides, for the `gk_*_strided` gathers: element `[i0, ..., i(r-1)]` is
+ * at `data + (i0 * strides[0] + ... ) * element size`. Strides count elements and may be
+ * negative or 0 (a broadcast): a transposed or stepped view, a slice of a larger tensor, or a
+ * DLPack tensor as it is. Set `struct_size` with `GK_STRIDED_TENSOR_INIT`
+ * (`gk_strided_tensor t = GK_STRIDED_TENSOR_INIT;`); later versions may add fields at the end.
+ * The memory from the lowest to the highest element the view reaches must be one readable
+ * object (as for any view into one buffer); only the elements gathered are read.
+ */
+typedef struct gk_strided_tensor {
+  /**
+   * `sizeof(gk_strided_tensor)` in the caller's header.
+   */
+  size_t struct_size;
+  /**
+   * A GK_DTYPE_* code.
+   */
+  int32_t dtype;
+  /**
+   * Number of dimensions, at most GK_MAX_RANK.
+   */
+  size_t rank;
+  /**
+   * `rank` dimensions, each >= 0; may be NULL when rank == 0.
+   */
+  const int64_t *shape;
+  /**
+   * `rank` steps, in elements, any sign; NULL means the row-major strides of `shape`.
+   */
+  const int64_t *strides;
+  /**
+   * Element `[0, ..., 0]` (with negative strides, not the lowest address read), aligned for
+   * the dtype; may be NULL when the tensor has 0 elements.
+   */
+  const void *data;
+} gk_strided_tensor;
+
+/**
  * Sets `*options` to the defaults for a struct of `struct_size` bytes (pass `sizeof *options`):
  * the library writes only that many bytes, so a program built with an older (smaller) header
  * stays safe. GK_STATUS_NULL_POINTER when `options` is NULL; GK_STATUS_INVALID_ARGUMENT (and
@@ -445,6 +482,55 @@ int32_t gk_gather_output_shape(const struct gk_tensor *data,
                                size_t *rank_out);
 
 /**
+ * GatherElements with inputs read through strides (see `gk_strided_tensor`): a transposed or
+ * stepped view, a slice of a larger tensor or a broadcast index is read where it is, and only
+ * the elements gathered are read. The output is dense, as for `gk_gather_elements`; its shape
+ * does not depend on strides (`gk_gather_elements_output_shape` with the same dtypes and shapes
+ * gives it).
+ *
+ * Checks as `gk_gather_elements`; step 1 also refuses an unknown `struct_size`
+ * (GK_STATUS_INVALID_ARGUMENT), step 2 a stride beyond `ptrdiff_t` (GK_STATUS_OVERFLOW), and
+ * step 9 a view whose bytes leave the address space (GK_STATUS_OVERFLOW) or overlap the output
+ * (GK_STATUS_OVERLAP). The first bad index is the first in the indices' row-major order, as
+ * for dense inputs.
+ *
+ * # Safety
+ * `data` and `indices` point to valid `gk_strided_tensor`s (or are NULL) whose `shape` and
+ * (when non-NULL) `strides` hold `rank` values and whose memory, from the lowest to the highest
+ * element the view reaches, is readable; `output` and `options` as for `gk_gather_elements`.
+ */
+int32_t gk_gather_elements_strided(const struct gk_strided_tensor *data,
+                                   const struct gk_strided_tensor *indices,
+                                   int64_t axis,
+                                   const struct gk_tensor_mut *output,
+                                   const struct gk_options *options);
+
+/**
+ * GatherND with strided inputs, as `gk_gather_elements_strided`.
+ *
+ * # Safety
+ * As for `gk_gather_elements_strided`.
+ */
+int32_t gk_gather_nd_strided(const struct gk_strided_tensor *data,
+                             const struct gk_strided_tensor *indices,
+                             int64_t batch_dims,
+                             const struct gk_tensor_mut *output,
+                             const struct gk_options *options);
+
+/**
+ * Gather with strided inputs, as `gk_gather_elements_strided`.
+ *
+ * # Safety
+ * As for `gk_gather_elements_strided`.
+ */
+int32_t gk_gather_strided(const struct gk_strided_tensor *data,
+                          const struct gk_strided_tensor *indices,
+                          int64_t axis,
+                          int64_t batch_dims,
+                          const struct gk_tensor_mut *output,
+                          const struct gk_options *options);
+
+/**
  * ScatterElements: `output` is `data` with, for every position `p` of `indices` in row-major
  * order, `output[p with p[axis] = indices[p]]` replaced by `updates[p]` (`reduction`
  * GK_REDUCTION_NONE: the last duplicate wins) or combined with it (ADD, MUL from opset 16; MAX,
@@ -512,6 +598,12 @@ const char *gk_version(void);
  * `gk_options o = GK_OPTIONS_INIT; o.num_threads = 1;`
  */
 #define GK_OPTIONS_INIT { sizeof(gk_options), GK_FLAVOR_ONNX, 0, 0, NULL, NULL, 0 }
+
+/**
+ * A gk_strided_tensor initializer with struct_size set and every other field zero or NULL:
+ * `gk_strided_tensor t = GK_STRIDED_TENSOR_INIT; t.dtype = GK_DTYPE_FLOAT; ...`
+ */
+#define GK_STRIDED_TENSOR_INIT { sizeof(gk_strided_tensor), 0, 0, NULL, NULL, NULL }
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 //! - typed: [`gather_elements`], [`gather_nd`] on [`TensorRef`]/[`TensorMut`] views of Rust slices;
 //! - allocating: [`gather_elements_to_vec`], [`gather_nd_to_vec`] return the output shape and data;
 //! - run-time dtype: [`gather_elements_dyn`], [`gather_nd_dyn`] on byte buffers;
+//! - strided inputs: [`gather_elements_strided`], [`gather_nd_strided`], [`gather_strided`] (and
+//!   their `_dyn` forms) read transposed, stepped, sliced or broadcast views where they are;
 //!
 //! and, for repeated calls with the same shapes, the validated plans [`GatherElements`] and
 //! [`GatherNd`].
@@ -64,7 +66,9 @@ pub use ops::Plan;
 pub use options::{Flavor, Options};
 pub use repr::{IndexElement, IndexType};
 pub use shape::MAX_RANK;
-pub use tensor::{DynTensorMut, DynTensorRef, TensorDesc, TensorMut, TensorRef};
+pub use tensor::{
+    DynStridedRef, DynTensorMut, DynTensorRef, StridedRef, TensorDesc, TensorMut, TensorRef,
+};
 pub use threads::{ParallelFor, ParallelForFn, TaskFn};
 
 pub use half::{bf16, f16};
@@ -262,6 +266,118 @@ pub fn gather_dyn(
 ) -> Result<()> {
     let plan = Gather::new(data.desc, indices.desc, axis, batch_dims, options)?;
     run_dyn(&plan, data, indices, output)
+}
+
+/// GatherElements with `data` and `indices` read through their strides (a transposed or
+/// stepped view, a slice of a larger tensor, an index broadcast with stride 0), where they are,
+/// into a dense `output`. Checks as [`gather_elements`], then as [`Plan::run_strided`].
+///
+/// ```
+/// use gatherkit::{gather_elements_strided, Options, StridedRef, TensorMut};
+///
+/// // data is the transpose of a row-major [3, 2] buffer; the index [2, 0] is broadcast along
+/// // the second dimension (stride 0): out[i][j] = dataᵀ[index[i]][j].
+/// let buffer = [1i32, 2, 3, 4, 5, 6]; // [[1, 2], [3, 4], [5, 6]]
+/// let index = [1i64, 0];
+/// let mut out = [0i32; 6];
+/// gather_elements_strided(
+///     StridedRef::new(&[2, 3], &[1, 2], &buffer), // [[1, 3, 5], [2, 4, 6]]
+///     StridedRef::new(&[2, 3], &[1, 0], &index),
+///     0,
+///     TensorMut::new(&[2, 3], &mut out),
+///     &Options::default(),
+/// )?;
+/// assert_eq!(out, [2, 4, 6, 1, 3, 5]);
+/// # Ok::<(), gatherkit::Error>(())
+/// ```
+pub fn gather_elements_strided<T: Element, I: IndexElement>(
+    data: StridedRef<'_, T>,
+    indices: StridedRef<'_, I>,
+    axis: i64,
+    output: TensorMut<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let plan = GatherElements::new(data.desc(), strided_index_desc(&indices), axis, options)?;
+    plan.check_output(output.desc())?;
+    plan.run_strided(data, indices, output.into_data())
+}
+
+/// [`gather_elements_strided`] on byte buffers whose dtypes are known only at run time.
+pub fn gather_elements_strided_dyn(
+    data: DynStridedRef<'_>,
+    indices: DynStridedRef<'_>,
+    axis: i64,
+    output: DynTensorMut<'_>,
+    options: &Options,
+) -> Result<()> {
+    let plan = GatherElements::new(data.desc, indices.desc, axis, options)?;
+    plan.check_output(output.desc)?;
+    plan.run_strided_bytes(data, indices, output.bytes)
+}
+
+/// GatherND with strided inputs, as [`gather_elements_strided`].
+pub fn gather_nd_strided<T: Element, I: IndexElement>(
+    data: StridedRef<'_, T>,
+    indices: StridedRef<'_, I>,
+    batch_dims: i64,
+    output: TensorMut<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let plan = GatherNd::new(
+        data.desc(),
+        strided_index_desc(&indices),
+        batch_dims,
+        options,
+    )?;
+    plan.check_output(output.desc())?;
+    plan.run_strided(data, indices, output.into_data())
+}
+
+/// [`gather_nd_strided`] on byte buffers whose dtypes are known only at run time.
+pub fn gather_nd_strided_dyn(
+    data: DynStridedRef<'_>,
+    indices: DynStridedRef<'_>,
+    batch_dims: i64,
+    output: DynTensorMut<'_>,
+    options: &Options,
+) -> Result<()> {
+    let plan = GatherNd::new(data.desc, indices.desc, batch_dims, options)?;
+    plan.check_output(output.desc)?;
+    plan.run_strided_bytes(data, indices, output.bytes)
+}
+
+/// Gather with strided inputs, as [`gather_elements_strided`].
+pub fn gather_strided<T: Element, I: IndexElement>(
+    data: StridedRef<'_, T>,
+    indices: StridedRef<'_, I>,
+    axis: i64,
+    batch_dims: i64,
+    output: TensorMut<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let plan = Gather::new(
+        data.desc(),
+        strided_index_desc(&indices),
+        axis,
+        batch_dims,
+        options,
+    )?;
+    plan.check_output(output.desc())?;
+    plan.run_strided(data, indices, output.into_data())
+}
+
+/// [`gather_strided`] on byte buffers whose dtypes are known only at run time.
+pub fn gather_strided_dyn(
+    data: DynStridedRef<'_>,
+    indices: DynStridedRef<'_>,
+    axis: i64,
+    batch_dims: i64,
+    output: DynTensorMut<'_>,
+    options: &Options,
+) -> Result<()> {
+    let plan = Gather::new(data.desc, indices.desc, axis, batch_dims, options)?;
+    plan.check_output(output.desc)?;
+    plan.run_strided_bytes(data, indices, output.bytes)
 }
 
 /// ScatterElements into a caller-provided output (a copy of `data` with the updates applied).
@@ -558,6 +674,10 @@ fn scatter_dyn<O: ScatterOperator>(
 
 fn index_desc<'a, I: IndexElement>(indices: &TensorRef<'a, I>) -> TensorDesc<'a> {
     TensorDesc::new(I::INDEX_TYPE.dtype(), indices.shape())
+}
+
+fn strided_index_desc<'a, I: IndexElement>(indices: &StridedRef<'a, I>) -> TensorDesc<'a> {
+    TensorDesc::new(I::INDEX_TYPE.dtype(), indices.shape)
 }
 
 /// Runs `fill` on `len` uninitialized elements and returns them once `fill` succeeded.

@@ -1,4 +1,5 @@
-//! Borrowed tensor views: a shape plus a dense row-major buffer.
+//! Borrowed tensor views: a shape plus a dense row-major buffer, or (for a gather's inputs) a
+//! shape plus element strides into a buffer.
 //!
 //! Constructing a view checks nothing; the operators check every view (shape, buffer length,
 //! alignment) before they write a byte, and report problems in the documented order.
@@ -123,5 +124,86 @@ impl<'a> DynTensorMut<'a> {
             desc: TensorDesc::new(dtype, shape),
             bytes,
         }
+    }
+}
+
+/// A read-only typed tensor read through element strides: element `[i_0, …, i_{r-1}]` is
+/// `elements[origin + Σ i_d · strides[d]]`. Strides may be negative or 0 (a broadcast); a
+/// transposed or stepped view, or a slice of a larger tensor, is read where it is.
+///
+/// The gathers' `*_strided` functions take their inputs this way. Every element the shape and
+/// strides reach must lie in `elements` (`Status::InvalidArgument` otherwise, before anything is
+/// written); elements between them are never read.
+#[derive(Clone, Copy, Debug)]
+pub struct StridedRef<'a, T> {
+    /// The dimensions.
+    pub shape: &'a [usize],
+    /// Steps between neighbours along each dimension, in elements (one per dimension).
+    pub strides: &'a [isize],
+    /// The buffer the view reads from.
+    pub elements: &'a [T],
+    /// Which element of `elements` is element `[0, …, 0]`.
+    pub origin: usize,
+}
+
+impl<'a, T> StridedRef<'a, T> {
+    /// A view of `elements` from element 0 with `shape` and `strides`.
+    pub fn new(shape: &'a [usize], strides: &'a [isize], elements: &'a [T]) -> StridedRef<'a, T> {
+        StridedRef {
+            shape,
+            strides,
+            elements,
+            origin: 0,
+        }
+    }
+
+    /// The same view with element `[0, …, 0]` at `elements[origin]` (for negative strides, or a
+    /// view that starts inside its buffer).
+    pub fn with_origin(self, origin: usize) -> StridedRef<'a, T> {
+        StridedRef { origin, ..self }
+    }
+}
+
+impl<'a, T: Element> StridedRef<'a, T> {
+    /// The dtype and shape.
+    pub fn desc(&self) -> TensorDesc<'a> {
+        TensorDesc::new(T::DTYPE, self.shape)
+    }
+}
+
+/// A read-only tensor read through element strides whose dtype is known only at run time: as
+/// [`StridedRef`], with `bytes` holding the buffer (aligned to the dtype's
+/// [`DType::alignment`]) and `origin` and `strides` counted in elements of the dtype.
+#[derive(Clone, Copy, Debug)]
+pub struct DynStridedRef<'a> {
+    /// The dtype and shape.
+    pub desc: TensorDesc<'a>,
+    /// Steps between neighbours along each dimension, in elements.
+    pub strides: &'a [isize],
+    /// The buffer the view reads from.
+    pub bytes: &'a [u8],
+    /// Which element of the buffer is element `[0, …, 0]`.
+    pub origin: usize,
+}
+
+impl<'a> DynStridedRef<'a> {
+    /// A view of `bytes` as `dtype` elements in `shape` with `strides`, from element 0.
+    pub fn new(
+        dtype: DType,
+        shape: &'a [usize],
+        strides: &'a [isize],
+        bytes: &'a [u8],
+    ) -> DynStridedRef<'a> {
+        DynStridedRef {
+            desc: TensorDesc::new(dtype, shape),
+            strides,
+            bytes,
+            origin: 0,
+        }
+    }
+
+    /// The same view with element `[0, …, 0]` at element `origin` of the buffer.
+    pub fn with_origin(self, origin: usize) -> DynStridedRef<'a> {
+        DynStridedRef { origin, ..self }
     }
 }

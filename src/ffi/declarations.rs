@@ -209,6 +209,30 @@ pub struct gk_tensor_mut {
     pub data: *mut c_void,
 }
 
+/// An input read through strides, for the `gk_*_strided` gathers: element `[i0, ..., i(r-1)]` is
+/// at `data + (i0 * strides[0] + ... ) * element size`. Strides count elements and may be
+/// negative or 0 (a broadcast): a transposed or stepped view, a slice of a larger tensor, or a
+/// DLPack tensor as it is. Set `struct_size` with `GK_STRIDED_TENSOR_INIT`
+/// (`gk_strided_tensor t = GK_STRIDED_TENSOR_INIT;`); later versions may add fields at the end.
+/// The memory from the lowest to the highest element the view reaches must be one readable
+/// object (as for any view into one buffer); only the elements gathered are read.
+#[repr(C)]
+pub struct gk_strided_tensor {
+    /// `sizeof(gk_strided_tensor)` in the caller's header.
+    pub struct_size: usize,
+    /// A GK_DTYPE_* code.
+    pub dtype: i32,
+    /// Number of dimensions, at most GK_MAX_RANK.
+    pub rank: usize,
+    /// `rank` dimensions, each >= 0; may be NULL when rank == 0.
+    pub shape: *const i64,
+    /// `rank` steps, in elements, any sign; NULL means the row-major strides of `shape`.
+    pub strides: *const i64,
+    /// Element `[0, ..., 0]` (with negative strides, not the lowest address read), aligned for
+    /// the dtype; may be NULL when the tensor has 0 elements.
+    pub data: *const c_void,
+}
+
 /// One task of a call, for the host's parallel-for: run it as `task(task_ctx, i)`. The type of
 /// ONNX Runtime's `KernelContext_ParallelFor` callback and of pthreadpool's
 /// `pthreadpool_task_1d_t`. A task never unwinds or longjmps into the caller.

@@ -1,7 +1,7 @@
 //! Reading C tensor descriptors and options (check steps 1–2): each field is read from C memory
 //! once and converted once. Step 9 (the data pointers) is `ops::buffers`, fed by the plan.
 
-use super::{gk_options, gk_tensor, gk_tensor_mut, GK_FLAVOR_ONNX};
+use super::{gk_options, gk_strided_tensor, gk_tensor, gk_tensor_mut, GK_FLAVOR_ONNX};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
 use crate::options::{Flavor, Options};
@@ -69,6 +69,77 @@ pub(crate) unsafe fn read_tensor_mut(
         t.shape,
         t.data as usize,
     ))
+}
+
+/// The sizes `gk_strided_tensor` has had (0.2.0's first struct).
+const STRIDED_TENSOR_SIZES: [usize; 1] = [std::mem::size_of::<gk_strided_tensor>()];
+
+/// Step 1 for one strided input: NULL is `NullPointer`; an unknown `struct_size` is
+/// `InvalidArgument`. Copies the struct's fields; the strides pointer is read with the shape.
+///
+/// # Safety
+/// `ptr` is NULL or points to a readable `gk_strided_tensor` of its `struct_size`.
+pub(crate) unsafe fn read_strided_tensor(
+    what: &'static str,
+    ptr: *const gk_strided_tensor,
+) -> Result<(RawDescriptor, *const i64)> {
+    if ptr.is_null() {
+        return Err(null(what));
+    }
+    // SAFETY: every version of the struct starts with `struct_size` (contract: readable).
+    let size = unsafe { ptr.cast::<usize>().read_unaligned() };
+    if !STRIDED_TENSOR_SIZES.contains(&size) {
+        let known = STRIDED_TENSOR_SIZES.map(|s| s.to_string()).join(", ");
+        return Err(Error::new(
+            Status::InvalidArgument,
+            format!(
+                "{what}->struct_size is {size}; allowed are {known} (sizeof(gk_strided_tensor) in some \
+                 version of gatherkit.h: set it with GK_STRIDED_TENSOR_INIT)"
+            ),
+        ));
+    }
+    // SAFETY: a struct of this library's one known size (checked above) is readable at `ptr`.
+    let t = unsafe { &*ptr };
+    Ok((
+        RawDescriptor::new(what, t.dtype, t.rank, t.shape, t.data as usize),
+        t.strides,
+    ))
+}
+
+/// Step 2 for a strided input's strides, after its shape was read: `rank` values (the row-major
+/// strides of `shape` when the pointer is NULL), each read once; a value beyond `isize` is
+/// `Overflow`.
+///
+/// # Safety
+/// `strides` is NULL or points to `shape.len()` readable `int64_t`.
+pub(crate) unsafe fn read_strides(
+    what: &str,
+    strides: *const i64,
+    shape: &[usize],
+) -> Result<Vec<isize>> {
+    if strides.is_null() {
+        let mut out = vec![0isize; shape.len()];
+        let mut step = 1isize;
+        for (s, &n) in out.iter_mut().zip(shape).rev() {
+            *s = step;
+            // Saturating: a shape this large fails the plan's size check (step 7) anyway.
+            step = step.saturating_mul(isize::try_from(n).unwrap_or(isize::MAX));
+        }
+        return Ok(out);
+    }
+    // SAFETY: non-NULL with `rank` readable entries, by the caller's contract.
+    let raw = unsafe { std::slice::from_raw_parts(strides, shape.len()) };
+    raw.iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            isize::try_from(s).map_err(|_| {
+                Error::new(
+                    Status::Overflow,
+                    format!("{what}->strides[{i}] is {s}; it must fit in a ptrdiff_t"),
+                )
+            })
+        })
+        .collect()
 }
 
 impl RawDescriptor {

@@ -21,13 +21,14 @@ use crate::ops::scatter::elements::ScatterElements;
 use crate::ops::scatter::nd::ScatterNd;
 use crate::ops::scatter::reduction::Reduction;
 use crate::ops::scatter::{self, ScatterOperator, ScatterPlan};
+use crate::ops::strided::{address_span, AddressSpan};
 use crate::ops::{buffers, Operator, Plan};
 use crate::options::Options;
-use crate::tensor::TensorDesc;
+use crate::tensor::{DynStridedRef, TensorDesc};
 use boundary::{boundary, guard};
 use descriptor::{
-    check_shape_pointers, read_dtypes, read_options, read_shapes, read_tensor, read_tensor_mut,
-    Descriptor, RawDescriptor,
+    check_shape_pointers, read_dtypes, read_options, read_shapes, read_strided_tensor,
+    read_strides, read_tensor, read_tensor_mut, Descriptor, RawDescriptor,
 };
 use std::ffi::c_char;
 
@@ -150,6 +151,121 @@ unsafe fn gather_call<O: Operator>(
     // shapes are the descriptors') knows.
     let b = unsafe { buffers::view_addresses(&plan, [d.address, i.address, o.address]) }?;
     plan.run_checked(b)
+}
+
+/// Steps 1–2 for a gather with strided inputs; not inlined, as [`read_call`]. Returns the
+/// descriptors, the inputs' strides and the options.
+///
+/// # Safety
+/// As for `gk_gather_elements_strided`.
+#[inline(never)]
+unsafe fn read_strided_call(
+    data: *const gk_strided_tensor,
+    indices: *const gk_strided_tensor,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> Result<([Descriptor; 3], [Vec<isize>; 2], Options)> {
+    // SAFETY: the three pointers are NULL or valid, by the function's contract.
+    let (d, d_strides, i, i_strides, o) = unsafe {
+        let (d, d_strides) = read_strided_tensor("data", data)?;
+        let (i, i_strides) = read_strided_tensor("indices", indices)?;
+        (
+            d,
+            d_strides,
+            i,
+            i_strides,
+            read_tensor_mut("output", output)?,
+        )
+    };
+    // SAFETY: forwarded contract.
+    let (descriptors, options) = unsafe { read_rest([d, i, o], options) }?;
+    // SAFETY: each strides pointer is NULL or holds its descriptor's `rank` values (contract).
+    let strides = unsafe {
+        [
+            read_strides("data", d_strides, descriptors[0].shape.as_slice())?,
+            read_strides("indices", i_strides, descriptors[1].shape.as_slice())?,
+        ]
+    };
+    Ok((descriptors, strides, options))
+}
+
+/// One gather call with strided inputs: steps 1–2 here, 3–8 in the plan, step 9 on the views'
+/// spans and the output's address (NULL, alignment, the bytes each view reaches, overlap), then
+/// the plan's strided run.
+///
+/// # Safety
+/// As for `gk_gather_elements_strided`.
+unsafe fn strided_call<O: Operator>(
+    data: *const gk_strided_tensor,
+    indices: *const gk_strided_tensor,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<Plan<O>>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let ([d, i, o], [d_strides, i_strides], options) =
+        unsafe { read_strided_call(data, indices, output, options) }?;
+    let plan = boxed_plan(&d, &i, &options, make)?;
+    plan.check_output(o.desc())?;
+    let d_span = address_span(
+        "data->data",
+        d.address,
+        d.shape.as_slice(),
+        &d_strides,
+        d.dtype,
+    )?;
+    let i_span = address_span(
+        "indices->data",
+        i.address,
+        i.shape.as_slice(),
+        &i_strides,
+        i.dtype,
+    )?;
+    let [out_len] = buffers::check_addresses(
+        &["output->data"],
+        &[("output", plan.output_len, plan.data_dtype)],
+        &[o.address],
+    )?;
+    for (what, span) in [("data", d_span), ("indices", i_span)] {
+        if let Some(span) = span {
+            buffers::check_apart((o.address, out_len), what, (span.low, span.len), "")?;
+        }
+    }
+    // SAFETY: each span is the bytes its view reaches, which the caller guarantees readable for
+    // the call (contract); the output holds its bytes, writable, and overlaps neither span
+    // (checked above), so the `&mut` is unique.
+    let (d_bytes, i_bytes, out) = unsafe {
+        (
+            span_bytes(d_span),
+            span_bytes(i_span),
+            buffers::view_mut(o.address, out_len),
+        )
+    };
+    plan.run_strided_bytes_uninit(
+        DynStridedRef {
+            desc: d.desc(),
+            strides: &d_strides,
+            bytes: d_bytes,
+            origin: d_span.map_or(0, |s| s.origin),
+        },
+        DynStridedRef {
+            desc: i.desc(),
+            strides: &i_strides,
+            bytes: i_bytes,
+            origin: i_span.map_or(0, |s| s.origin),
+        },
+        out,
+    )
+}
+
+/// # Safety
+/// As for `buffers::view`: the span's bytes are readable for `'a`.
+unsafe fn span_bytes<'a>(span: Option<AddressSpan>) -> &'a [u8] {
+    match span {
+        // SAFETY: the caller's contract.
+        Some(span) => unsafe { buffers::view(span.low, span.len) },
+        None => &[],
+    }
 }
 
 /// Steps 3–7: the plan, on the heap. A plan holds several shapes; in the entry point's frame it
@@ -462,6 +578,79 @@ pub unsafe extern "C" fn gk_gather_output_shape(
                 |d, i, o| Gather::new(d, i, axis, batch_dims, o),
             )
         }
+    })
+}
+
+/// GatherElements with inputs read through strides (see `gk_strided_tensor`): a transposed or
+/// stepped view, a slice of a larger tensor or a broadcast index is read where it is, and only
+/// the elements gathered are read. The output is dense, as for `gk_gather_elements`; its shape
+/// does not depend on strides (`gk_gather_elements_output_shape` with the same dtypes and shapes
+/// gives it).
+///
+/// Checks as `gk_gather_elements`; step 1 also refuses an unknown `struct_size`
+/// (GK_STATUS_INVALID_ARGUMENT), step 2 a stride beyond `ptrdiff_t` (GK_STATUS_OVERFLOW), and
+/// step 9 a view whose bytes leave the address space (GK_STATUS_OVERFLOW) or overlap the output
+/// (GK_STATUS_OVERLAP). The first bad index is the first in the indices' row-major order, as
+/// for dense inputs.
+///
+/// # Safety
+/// `data` and `indices` point to valid `gk_strided_tensor`s (or are NULL) whose `shape` and
+/// (when non-NULL) `strides` hold `rank` values and whose memory, from the lowest to the highest
+/// element the view reaches, is readable; `output` and `options` as for `gk_gather_elements`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather_elements_strided(
+    data: *const gk_strided_tensor,
+    indices: *const gk_strided_tensor,
+    axis: i64,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        strided_call(data, indices, output, options, |d, i, o| {
+            GatherElements::new(d, i, axis, o)
+        })
+    })
+}
+
+/// GatherND with strided inputs, as `gk_gather_elements_strided`.
+///
+/// # Safety
+/// As for `gk_gather_elements_strided`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather_nd_strided(
+    data: *const gk_strided_tensor,
+    indices: *const gk_strided_tensor,
+    batch_dims: i64,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        strided_call(data, indices, output, options, |d, i, o| {
+            GatherNd::new(d, i, batch_dims, o)
+        })
+    })
+}
+
+/// Gather with strided inputs, as `gk_gather_elements_strided`.
+///
+/// # Safety
+/// As for `gk_gather_elements_strided`.
+#[no_mangle]
+pub unsafe extern "C" fn gk_gather_strided(
+    data: *const gk_strided_tensor,
+    indices: *const gk_strided_tensor,
+    axis: i64,
+    batch_dims: i64,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        strided_call(data, indices, output, options, |d, i, o| {
+            Gather::new(d, i, axis, batch_dims, o)
+        })
     })
 }
 

@@ -27,6 +27,7 @@ mod resolve;
 pub(crate) mod scatter;
 mod slices;
 mod stream;
+pub(crate) mod strided;
 mod views;
 
 pub use gather_elements::ElementsTraversal;

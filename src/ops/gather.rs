@@ -8,9 +8,11 @@
 //! `data[p_0..p_{axis-1}, k, ...]`, and every position before the axis reuses the same indices.
 //! So it runs on the slice kernel with one-component tuples.
 
+use super::row_major_positions;
 use super::{allowed_range, dtype_needs_newer_opset, index_type, normalize_axis, Operator, Plan};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
+use crate::kernels::strided::{TupleDim, Walk, WalkDim};
 use crate::kernels::{BadIndex, SliceKernel};
 use crate::options::{Flavor, Options};
 use crate::repr::IndexType;
@@ -279,5 +281,34 @@ impl Operator for GatherOp {
                 bad.value
             ),
         )
+    }
+
+    fn input_shapes(&self) -> [&[usize]; 2] {
+        [self.data_shape.as_slice(), self.indices_shape.as_slice()]
+    }
+
+    /// `output[p_0..p_{a-1}, i_b..i_{q-1}, p_{a+1}..]`: data's dimensions before the axis (the
+    /// first b of them also the indices' batch dimensions), the indices' own, then data's after
+    /// the axis; the index value picks the position along the axis.
+    fn walk(&self, data: &[isize], indices: &[isize]) -> Walk {
+        let (data_shape, index_shape) = (self.data_shape.as_slice(), self.indices_shape.as_slice());
+        let (a, b) = (self.axis, self.batch_dims);
+        let positions = row_major_positions(index_shape);
+        let index_dim = |e: usize, data_step: isize| {
+            WalkDim::new(index_shape[e], data_step, indices[e], positions[e])
+        };
+        let data_dim = |d: usize| WalkDim::new(data_shape[d], data[d], 0, 0);
+        let dims = (0..b)
+            .map(|d| index_dim(d, data[d]))
+            .chain((b..a).map(data_dim))
+            .chain((b..index_shape.len()).map(|e| index_dim(e, 0)))
+            .chain((a + 1..data_shape.len()).map(data_dim))
+            .collect();
+        let tuples = (0..index_shape.len()).map(|e| index_dim(e, 0)).collect();
+        let tuple = vec![TupleDim {
+            size: data_shape[a],
+            data: data[a],
+        }];
+        Walk::new(dims, tuples, tuple, (0, 0))
     }
 }

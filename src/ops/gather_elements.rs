@@ -4,9 +4,11 @@
 //! version 11 text in `docs/Changelog.md`), OpenVINO GatherElements-6
 //! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-elements-6.html>.
 
+use super::row_major_positions;
 use super::{allowed_range, dtype_needs_newer_opset, index_type, normalize_axis, Operator, Plan};
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
+use crate::kernels::strided::{TupleDim, Walk, WalkDim};
 use crate::kernels::{BadIndex, ElementsKernel, ElementsTraversal};
 use crate::options::{Flavor, Options};
 use crate::repr::IndexType;
@@ -221,5 +223,29 @@ impl Operator for GatherElementsOp {
                 bad.value
             ),
         )
+    }
+
+    fn input_shapes(&self) -> [&[usize]; 2] {
+        [self.data_shape.as_slice(), self.indices_shape.as_slice()]
+    }
+
+    /// The output is the indices' shape; off the axis, data moves with the output, along it the
+    /// index value decides.
+    fn walk(&self, data: &[isize], indices: &[isize]) -> Walk {
+        let shape = self.indices_shape.as_slice();
+        let positions = row_major_positions(shape);
+        let dim = |d: usize, data_step: isize| {
+            WalkDim::new(shape[d], data_step, indices[d], positions[d])
+        };
+        let a = self.axis;
+        let dims = (0..shape.len())
+            .map(|d| dim(d, if d == a { 0 } else { data[d] }))
+            .collect();
+        let tuples = (0..shape.len()).map(|d| dim(d, 0)).collect();
+        let tuple = vec![TupleDim {
+            size: self.data_shape.as_slice()[a],
+            data: data[a],
+        }];
+        Walk::new(dims, tuples, tuple, (0, 0))
     }
 }

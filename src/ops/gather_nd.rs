@@ -6,11 +6,13 @@
 //! and GatherND-8
 //! <https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-nd-8.html>.
 
+use super::row_major_positions;
 use super::{
     dtype_needs_newer_opset, index_type, opset_and_version, tuple_index_error, Operator, Plan,
 };
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status};
+use crate::kernels::strided::{TupleDim, Walk, WalkDim};
 use crate::kernels::{BadIndex, SliceKernel};
 use crate::options::{Flavor, Options};
 use crate::repr::IndexType;
@@ -286,5 +288,35 @@ impl Operator for GatherNdOp {
             self.batch_dims,
             bad,
         )
+    }
+
+    fn input_shapes(&self) -> [&[usize]; 2] {
+        [self.data_shape.as_slice(), self.indices_shape.as_slice()]
+    }
+
+    /// `output[batch, tuple position, slice]`: the indices' dimensions but the last (the first b
+    /// also data's batch dimensions), then data's dimensions after the k the tuple addresses.
+    fn walk(&self, data: &[isize], indices: &[isize]) -> Walk {
+        let (data_shape, index_shape) = (self.data_shape.as_slice(), self.indices_shape.as_slice());
+        let b = self.batch_dims;
+        // Cannot panic: indices have rank >= 1 and 1 <= k <= r - b (validated).
+        let q = index_shape.len();
+        let k = index_shape[q - 1];
+        let positions = row_major_positions(index_shape);
+        let index_dim = |d: usize, data_step: isize| {
+            WalkDim::new(index_shape[d], data_step, indices[d], positions[d])
+        };
+        let dims = (0..q - 1)
+            .map(|d| index_dim(d, if d < b { data[d] } else { 0 }))
+            .chain((b + k..data_shape.len()).map(|d| WalkDim::new(data_shape[d], data[d], 0, 0)))
+            .collect();
+        let tuples = (0..q - 1).map(|d| index_dim(d, 0)).collect();
+        let tuple = (b..b + k)
+            .map(|d| TupleDim {
+                size: data_shape[d],
+                data: data[d],
+            })
+            .collect();
+        Walk::new(dims, tuples, tuple, (indices[q - 1], positions[q - 1]))
     }
 }

@@ -21,9 +21,11 @@ pub(crate) mod gather_elements;
 pub(crate) mod gather_nd;
 pub(crate) mod plan;
 pub(crate) mod scatter;
+pub(crate) mod strided;
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result, Status};
+use crate::kernels::strided::Walk;
 use crate::kernels::{BadIndex, Kernel};
 use crate::options::Flavor;
 use crate::repr::{IndexElement, IndexType};
@@ -39,6 +41,25 @@ pub(crate) trait Operator: Sync {
 
     /// The message for an out-of-range index found by the kernel (`operator` names the version).
     fn bad_index_error(&self, operator: &str, bad: BadIndex) -> Error;
+
+    /// The shapes of data and indices the plan was made for.
+    fn input_shapes(&self) -> [&[usize]; 2];
+
+    /// The strided traversal of this call for inputs with these strides (one per dimension, in
+    /// elements): the operator's semantics, dimension by dimension.
+    fn walk(&self, data_strides: &[isize], index_strides: &[isize]) -> Walk;
+}
+
+/// The row-major strides of `shape`, in elements (what a bad index's position counts in).
+pub(crate) fn row_major_positions(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0; shape.len()];
+    let mut step = 1usize;
+    for (s, &n) in strides.iter_mut().zip(shape).rev() {
+        *s = step;
+        // Cannot overflow: the product is a checked element count.
+        step = step.wrapping_mul(n);
+    }
+    strides
 }
 
 /// How an out-of-range message states the valid range of data dimension `dim` of `size`.

@@ -1,0 +1,421 @@
+//! The strided traversal: a gather whose data or indices are read through element strides of any
+//! sign (0 included) rather than as dense row-major buffers — a transposed or stepped view, a
+//! slice of a larger tensor, an index broadcast along some dimensions. The output is dense.
+//!
+//! Every gather operator is one [`Walk`] here (its layout, from the operator's semantics): the
+//! output is walked in row-major order, one row (the innermost simplified dimension) at a time,
+//! with the data and index offsets kept by an [`Odometer`] (no division per element). A row
+//! along which the index does not move (a broadcast index, or a Gather/GatherND slice) reads its
+//! tuple once and copies the row, contiguously when data's step is 1; any other row reads a
+//! tuple per element. Each index value is read from the caller's memory once per use, checked,
+//! and used; the first bad one in the indices' row-major order is reported, whatever the thread
+//! count, as in the dense kernels.
+//!
+//! The walk touches only the elements it gathers: a transposed view is not read whole, which is
+//! what gathering a few rows of it in place gains over copying it first.
+
+mod walk;
+
+pub(crate) use walk::{TupleDim, Walk, WalkDim};
+
+use super::parallel::split_units;
+use super::prefetch::prefetch_range;
+use super::stream::{
+    as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
+};
+use super::{known_or, resolve_index, BadIndex};
+use crate::repr::{IndexElement, RawElement};
+use crate::threads::Parallel;
+use std::mem::{size_of, MaybeUninit};
+
+/// A tensor's elements and which of them is element `[0, …, 0]`: offsets of a walk are relative
+/// to it and may be negative.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Source<'a, T> {
+    pub(crate) elements: &'a [T],
+    pub(crate) origin: usize,
+}
+
+impl<T: Copy> Source<'_, T> {
+    #[inline(always)]
+    fn at(&self, offset: isize) -> T {
+        // Cannot panic for a validated call: the plan checked that every element the view's
+        // shape and strides reach lies in `elements`, and a walk's offsets reach only such
+        // elements. Kept a checked access, so that a mistake here is a caught panic rather than
+        // a read outside the caller's buffer.
+        self.elements[(self.origin as isize).wrapping_add(offset) as usize]
+    }
+}
+
+/// Units of parallel work (output elements) and the bytes each moves.
+pub(crate) fn work(walk: &Walk, element_size: usize, index_size: usize) -> (usize, usize) {
+    (
+        walk.len(),
+        2 * element_size + walk.tuple.len().saturating_mul(index_size),
+    )
+}
+
+/// Runs `walk` from `data` and `indices` into `out` (exactly the walk's output elements). On a
+/// bad index, the output before it (in row-major order) is written and the rest unspecified.
+pub(crate) fn gather<E: RawElement, I: IndexElement>(
+    walk: &Walk,
+    data: Source<'_, E>,
+    indices: Source<'_, I>,
+    out: &mut [MaybeUninit<E>],
+    par: Parallel,
+) -> Result<(), BadIndex> {
+    if walk.len() == 0 {
+        // No output, but index values are still checked, as the dense kernels do.
+        return check_only::<I>(walk, indices);
+    }
+    match walk.tuple.len() {
+        1 => gather_with::<E, I, 1>(walk, data, indices, out, par),
+        _ => gather_with::<E, I, 0>(walk, data, indices, out, par),
+    }
+}
+
+/// [`gather`] for tuples of `K` components (0: known only at run time).
+#[inline(always)]
+fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
+    walk: &Walk,
+    data: Source<'_, E>,
+    indices: Source<'_, I>,
+    out: &mut [MaybeUninit<E>],
+    par: Parallel,
+) -> Result<(), BadIndex> {
+    let row = walk.row();
+    // Cannot panic: `dims` is never empty.
+    let outer = &walk.dims[..walk.dims.len() - 1];
+    let tuple = Tuple {
+        dims: &walk.tuple[..known_or(K, walk.tuple.len())],
+        component: walk.component,
+    };
+    let len = out.len();
+    // Rows copied whole go straight to memory when the output is too large to stay in cache
+    // anyway (the dense kernels' rule).
+    let row_bytes = row.size.saturating_mul(size_of::<E>());
+    let stream = row.index == 0
+        && row.data == 1
+        && row_bytes >= STREAM_MIN_SLICE_BYTES
+        && len.saturating_mul(size_of::<E>()) >= STREAM_MIN_BYTES;
+    split_units(out, len, 1, par, |range, chunk| {
+        let result = gather_range(&tuple, outer, row, data, indices, range, chunk, stream);
+        if stream {
+            stream_fence();
+        }
+        result
+    })
+}
+
+/// Output elements `range` (row-major positions) into `chunk`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn gather_range<E: RawElement, I: IndexElement>(
+    tuple: &Tuple<'_>,
+    outer: &[WalkDim],
+    row: WalkDim,
+    data: Source<'_, E>,
+    indices: Source<'_, I>,
+    range: std::ops::Range<usize>,
+    chunk: &mut [MaybeUninit<E>],
+    stream: bool,
+) -> Result<(), BadIndex> {
+    // Cannot divide by zero: the output has elements, so every size is >= 1.
+    let mut rows = Odometer::at(outer, range.start / row.size);
+    let column = range.start % row.size;
+    let mut rest = chunk;
+    if column != 0 {
+        // The chunk starts inside a row: finish that row first.
+        let n = (row.size - column).min(rest.len());
+        let (now, later) = std::mem::take(&mut rest).split_at_mut(n);
+        let c = column as isize;
+        let start = Offsets {
+            data: rows.at.data.wrapping_add(c.wrapping_mul(row.data)),
+            index: rows.at.index.wrapping_add(c.wrapping_mul(row.index)),
+            position: rows
+                .at
+                .position
+                .wrapping_add(column.wrapping_mul(row.position)),
+        };
+        copy_row(tuple, row, data, indices, start, now, stream)?;
+        rest = later;
+        rows.advance();
+    }
+    if row.index == 0 && rest.len() >= row.size {
+        // Whole rows along which the index does not move, a block at a time: a block's tuples
+        // are read, checked and their rows prefetched while the block before it is copied, so
+        // that the rows (random ones, for a lookup) load while others are copied rather than
+        // one after another.
+        let block_rows =
+            (PREFETCH_AHEAD_BYTES / (row.size * size_of::<E>()).max(1)).clamp(4, MAX_BLOCK_ROWS);
+        let mut unresolved = rest.len() / row.size;
+        let mut block = Block::resolve(
+            tuple,
+            &mut rows,
+            row,
+            data,
+            indices,
+            unresolved.min(block_rows),
+        );
+        unresolved -= block.resolved;
+        loop {
+            let next = (block.bad.is_none() && unresolved > 0).then(|| {
+                let next = Block::resolve(
+                    tuple,
+                    &mut rows,
+                    row,
+                    data,
+                    indices,
+                    unresolved.min(block_rows),
+                );
+                unresolved -= next.resolved;
+                next
+            });
+            for &base in &block.bases[..block.resolved] {
+                let (now, later) = std::mem::take(&mut rest).split_at_mut(row.size);
+                copy_run(row, data, base, now, stream);
+                rest = later;
+            }
+            if let Some(found) = block.bad {
+                return Err(found);
+            }
+            match next {
+                Some(next) => block = next,
+                None => break,
+            }
+        }
+    }
+    while !rest.is_empty() {
+        let n = row.size.min(rest.len());
+        let (now, later) = std::mem::take(&mut rest).split_at_mut(n);
+        copy_row(tuple, row, data, indices, rows.at, now, stream)?;
+        rest = later;
+        rows.advance();
+    }
+    Ok(())
+}
+
+/// How far ahead of the copies rows are prefetched, in bytes (the dense slice kernels' distance):
+/// enough loads in flight to cover a memory latency, few enough that the rows are still in L1
+/// when copied.
+const PREFETCH_AHEAD_BYTES: usize = 8 << 10;
+
+/// The most rows a block resolves ahead (for short rows, whose 8 KiB would be hundreds).
+const MAX_BLOCK_ROWS: usize = 64;
+
+/// Up to [`MAX_BLOCK_ROWS`] whole rows whose tuples were read and checked (and whose data rows
+/// were prefetched): each row's data offset, and the bad index that ended the block early.
+struct Block {
+    bases: [isize; MAX_BLOCK_ROWS],
+    resolved: usize,
+    bad: Option<BadIndex>,
+}
+
+impl Block {
+    /// Reads the tuples of the next `count` rows of `rows` (advancing it past each row read).
+    #[inline(always)]
+    fn resolve<E: RawElement, I: IndexElement>(
+        tuple: &Tuple<'_>,
+        rows: &mut Odometer<'_>,
+        row: WalkDim,
+        data: Source<'_, E>,
+        indices: Source<'_, I>,
+        count: usize,
+    ) -> Block {
+        let mut block = Block {
+            bases: [0; MAX_BLOCK_ROWS],
+            resolved: 0,
+            bad: None,
+        };
+        for base in block.bases.iter_mut().take(count) {
+            match tuple.offset(indices, rows.at.index, rows.at.position) {
+                Ok(offset) => *base = rows.at.data.wrapping_add(offset),
+                Err(found) => {
+                    block.bad = Some(found);
+                    break;
+                }
+            }
+            if row.data == 1 {
+                let first = (data.origin as isize).wrapping_add(*base) as usize;
+                prefetch_range(data.elements, first, row.size);
+            }
+            block.resolved += 1;
+            rows.advance();
+        }
+        block
+    }
+}
+
+/// The data dimensions a tuple addresses, and the steps between its components.
+struct Tuple<'a> {
+    dims: &'a [TupleDim],
+    component: (isize, usize),
+}
+
+impl Tuple<'_> {
+    /// The data offset the tuple at `index` (row-major position `position`) selects; its
+    /// components are each read once.
+    #[inline(always)]
+    fn offset<I: IndexElement>(
+        &self,
+        indices: Source<'_, I>,
+        index: isize,
+        position: usize,
+    ) -> Result<isize, BadIndex> {
+        let mut offset = 0isize;
+        let mut at = index;
+        for (c, dim) in self.dims.iter().enumerate() {
+            let value = indices.at(at).to_i64();
+            match resolve_index(value, dim.size) {
+                // Cannot overflow: the result is the offset of an element the data view reaches.
+                Some(r) => offset = offset.wrapping_add((r as isize).wrapping_mul(dim.data)),
+                None => {
+                    return Err(BadIndex {
+                        position: position.wrapping_add(c.wrapping_mul(self.component.1)),
+                        value,
+                    })
+                }
+            }
+            at = at.wrapping_add(self.component.0);
+        }
+        Ok(offset)
+    }
+}
+
+/// One row of the output.
+#[inline(always)]
+fn copy_row<E: RawElement, I: IndexElement>(
+    tuple: &Tuple<'_>,
+    row: WalkDim,
+    data: Source<'_, E>,
+    indices: Source<'_, I>,
+    start: Offsets,
+    out: &mut [MaybeUninit<E>],
+    stream: bool,
+) -> Result<(), BadIndex> {
+    if row.index == 0 {
+        // The index does not move along the row: one tuple decides the whole row.
+        let base = start
+            .data
+            .wrapping_add(tuple.offset(indices, start.index, start.position)?);
+        copy_run(row, data, base, out, stream);
+        return Ok(());
+    }
+    let mut at = start;
+    for o in out.iter_mut() {
+        let offset = tuple.offset(indices, at.index, at.position)?;
+        o.write(data.at(at.data.wrapping_add(offset)));
+        at.data = at.data.wrapping_add(row.data);
+        at.index = at.index.wrapping_add(row.index);
+        at.position = at.position.wrapping_add(row.position);
+    }
+    Ok(())
+}
+
+/// The data elements from offset `base` on, `row.data` apart, into `out`.
+#[inline(always)]
+fn copy_run<E: RawElement>(
+    row: WalkDim,
+    data: Source<'_, E>,
+    base: isize,
+    out: &mut [MaybeUninit<E>],
+    stream: bool,
+) {
+    if row.data == 1 {
+        // Cannot panic for a validated call (see `Source::at`): the run's first and last
+        // elements are elements of the data view.
+        let first = (data.origin as isize).wrapping_add(base) as usize;
+        let source = as_uninit(&data.elements[first..first + out.len()]);
+        if stream {
+            stream_copy(out, source);
+        } else {
+            out.copy_from_slice(source);
+        }
+    } else {
+        let mut at = base;
+        for o in out.iter_mut() {
+            o.write(data.at(at));
+            at = at.wrapping_add(row.data);
+        }
+    }
+}
+
+/// Checks every tuple's values, in row-major order, without gathering (the output is empty).
+fn check_only<I: IndexElement>(walk: &Walk, indices: Source<'_, I>) -> Result<(), BadIndex> {
+    let tuple = Tuple {
+        dims: &walk.tuple,
+        component: walk.component,
+    };
+    // Cannot panic: `tuples` is never empty.
+    let (outer, row) = walk.tuples.split_at(walk.tuples.len() - 1);
+    let row = row[0];
+    if row.size == 0 || outer.iter().any(|d| d.size == 0) {
+        return Ok(());
+    }
+    let rows: usize = outer.iter().map(|d| d.size).product();
+    let mut cursor = Odometer::at(outer, 0);
+    for _ in 0..rows {
+        let mut at = cursor.at;
+        for _ in 0..row.size {
+            tuple.offset(indices, at.index, at.position)?;
+            at.index = at.index.wrapping_add(row.index);
+            at.position = at.position.wrapping_add(row.position);
+        }
+        cursor.advance();
+    }
+    Ok(())
+}
+
+/// Offsets of one element: into data and the indices' memory (elements from element
+/// `[0, …, 0]`), and its position in the indices' row-major order.
+#[derive(Clone, Copy, Debug, Default)]
+struct Offsets {
+    data: isize,
+    index: isize,
+    position: usize,
+}
+
+/// Row-major coordinates over `dims`, with the offsets they give; moved one step at a time.
+struct Odometer<'a> {
+    dims: &'a [WalkDim],
+    coords: Vec<usize>,
+    at: Offsets,
+}
+
+impl<'a> Odometer<'a> {
+    /// The odometer at element `n` of `dims` (one division per dimension, once per chunk).
+    fn at(dims: &'a [WalkDim], mut n: usize) -> Odometer<'a> {
+        let mut coords = vec![0; dims.len()];
+        let mut at = Offsets::default();
+        for (d, c) in dims.iter().zip(coords.iter_mut()).rev() {
+            // Cannot divide by zero: callers walk dimensions of size >= 1 only.
+            *c = n % d.size;
+            n /= d.size;
+            at.data = at.data.wrapping_add((*c as isize).wrapping_mul(d.data));
+            at.index = at.index.wrapping_add((*c as isize).wrapping_mul(d.index));
+            at.position = at.position.wrapping_add(c.wrapping_mul(d.position));
+        }
+        Odometer { dims, coords, at }
+    }
+
+    /// The next element (after the last, the first again).
+    fn advance(&mut self) {
+        for (d, c) in self.dims.iter().zip(self.coords.iter_mut()).rev() {
+            *c += 1;
+            self.at.data = self.at.data.wrapping_add(d.data);
+            self.at.index = self.at.index.wrapping_add(d.index);
+            self.at.position = self.at.position.wrapping_add(d.position);
+            if *c < d.size {
+                return;
+            }
+            let n = d.size as isize;
+            self.at.data = self.at.data.wrapping_sub(n.wrapping_mul(d.data));
+            self.at.index = self.at.index.wrapping_sub(n.wrapping_mul(d.index));
+            self.at.position = self
+                .at
+                .position
+                .wrapping_sub(d.size.wrapping_mul(d.position));
+            *c = 0;
+        }
+    }
+}

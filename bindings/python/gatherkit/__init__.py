@@ -96,6 +96,18 @@ class _Tensor(ctypes.Structure):
     ]
 
 
+class _StridedTensor(ctypes.Structure):
+    # gk_strided_tensor as of 0.2.0; struct_size tells the library which fields this binding knows.
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("dtype", ctypes.c_int32),
+        ("rank", ctypes.c_size_t),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("data", ctypes.c_void_p),
+    ]
+
+
 class _Options(ctypes.Structure):
     # gk_options as of 0.2.0; struct_size tells the library which fields this binding knows.
     _fields_ = [
@@ -149,6 +161,13 @@ def _load():
                 ctypes.POINTER(ctypes.c_size_t),
             ]
             fn.restype = ctypes.c_int32
+        # The gathers with inputs read through strides.
+        strided_p = ctypes.POINTER(_StridedTensor)
+        for name, attributes in (("gk_gather_elements_strided", 1), ("gk_gather_nd_strided", 1),
+                                 ("gk_gather_strided", 2)):
+            fn = getattr(lib, name)
+            fn.argtypes = [strided_p, strided_p] + [ctypes.c_int64] * attributes + [tensor_p, options_p]
+            fn.restype = ctypes.c_int32
         # Scatters: (data, indices, updates), then ScatterElements' axis, then the reduction code.
         for name, axis in (("gk_scatter_elements", True), ("gk_scatter_nd", False)):
             fn = getattr(lib, name)
@@ -188,13 +207,14 @@ def _strides_in_elements(array):
     return tuple(s // array.itemsize if s % array.itemsize == 0 else f"{s} bytes" for s in array.strides)
 
 
-def _borrow(value, what, copy):
+def _borrow(value, what, copy, strided):
     """``value`` as a numpy array, over the caller's own memory whenever it has some (a numpy
-    array, or any object with ``__dlpack__``), and dense row-major in native byte order, as the C
-    ABI reads it. A layout that is not (a transposed or stepped view, a broadcast with stride 0, a
-    negative stride, big-endian bytes), or a value that is not an array at all (a list, a scalar),
-    is copied only when ``copy`` allows it: None (the default, as in ``numpy.asarray``) copies
-    when that is needed, True always copies, False never does and raises ValueError instead."""
+    array, or any object with ``__dlpack__``), in a layout the C ABI reads: dense row-major, or
+    with ``strided`` (the gathers' inputs) any layout whose strides are whole elements, in native
+    byte order. Anything else (a scatter's transposed, stepped, broadcast or reversed input;
+    big-endian bytes), and a value that is not an array at all (a list, a scalar), is copied only
+    when ``copy`` allows it: None (the default, as in ``numpy.asarray``) copies when that is
+    needed, True always copies, False never does and raises ValueError instead."""
     if value is None:
         raise TypeError(f"{what} must be an array (numpy, or any object with __dlpack__) or array-like, not None")
     if isinstance(value, np.ndarray):
@@ -211,15 +231,18 @@ def _borrow(value, what, copy):
     problem = None
     if not array.dtype.isnative:
         problem = (f"big-endian ({array.dtype.str}; convert with .astype('{array.dtype.newbyteorder('=').str}'))")
-    elif not array.flags.c_contiguous:
+    elif not array.flags.c_contiguous and not (strided and _whole_element_strides(array)):
         problem = (f"not dense row-major (shape {array.shape}, strides in elements "
-                   f"{_strides_in_elements(array)})")
+                   f"{_strides_in_elements(array)}), which scatters do not read in place")
     if problem is not None:
         if copy is False:
-            raise ValueError(f"{what} is {problem}; gatherkit reads dense row-major arrays in native byte "
-                             f"order, and copy=False forbids the copy (copy=None allows it)")
+            raise ValueError(f"{what} is {problem}; copy=False forbids the copy (copy=None allows it)")
         return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
-    return array.copy() if copy is True else array
+    return np.array(array, order="C") if copy is True else array
+
+
+def _whole_element_strides(array):
+    return all(s % array.itemsize == 0 for s in array.strides)
 
 
 class _Prepared:
@@ -232,8 +255,8 @@ class _Prepared:
     cached one-byte bytes objects). A scatter's updates number on from data's: ``first_handle``
     is the first element's number."""
 
-    def __init__(self, value, what, copy, first_handle=1):
-        array = _borrow(value, what, copy)
+    def __init__(self, value, what, copy, first_handle=1, strided=False):
+        array = _borrow(value, what, copy, strided)
         if array.dtype.kind in "US":
             raise TypeError(
                 f"{what}: numpy fixed-width string arrays (dtype {array.dtype}) are not supported; "
@@ -267,6 +290,12 @@ class _Prepared:
             address = array.ctypes.data
         self.shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
         self.tensor = _Tensor(self.code, array.ndim, self.shape, address)
+        # A layout other than dense row-major (gathers only): the same tensor with its strides.
+        self.strided = None
+        if self.array is not None and not array.flags.c_contiguous:
+            strides = (ctypes.c_int64 * max(array.ndim, 1))(*(s // array.itemsize for s in array.strides))
+            self.strided = _StridedTensor(ctypes.sizeof(_StridedTensor), self.code, array.ndim, self.shape,
+                                          strides, address)
 
 
 def _output(out, shape, dtype, hint=""):
@@ -327,8 +356,8 @@ def _options(flavor, version, num_threads):
 
 def _run(query, gather, data, indices, attributes, options, out, copy):
     copy = _copy_arg(copy)
-    d = _Prepared(data, "data", copy)
-    i = _Prepared(indices, "indices", copy)
+    d = _Prepared(data, "data", copy, strided=True)
+    i = _Prepared(indices, "indices", copy, strided=True)
     shape = (ctypes.c_int64 * _abi.GK_MAX_RANK)()
     rank = ctypes.c_size_t(0)
     _check(query(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(options), shape,
@@ -352,21 +381,35 @@ def _run(query, gather, data, indices, attributes, options, out, copy):
     target = np.empty(out_shape, dtype=d.array.dtype) if out is None else _output(out, out_shape, d.array.dtype)
     out_tensor = _Tensor(d.code, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
                          target.ctypes.data)
-    _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(out_tensor),
-                  ctypes.byref(options)))
+    if d.strided is None and i.strided is None:
+        inputs = (ctypes.byref(d.tensor), ctypes.byref(i.tensor))
+    else:  # read where they are, through their strides
+        gather = getattr(_lib, gather.__name__ + "_strided")
+        inputs = tuple(ctypes.byref(x.strided if x.strided is not None else _as_strided(x)) for x in (d, i))
+    _check(gather(*inputs, *attributes, ctypes.byref(out_tensor), ctypes.byref(options)))
     return target if out is None else out
+
+
+def _as_strided(prepared):
+    """A dense input as a strided descriptor with NULL strides (row-major)."""
+    t = prepared.tensor
+    prepared.strided = _StridedTensor(ctypes.sizeof(_StridedTensor), t.dtype, t.rank, t.shape, None, t.data)
+    return prepared.strided
 
 
 _COMMON_KEYWORDS = """
     Inputs are numpy arrays, any object with ``__dlpack__`` (a PyTorch CPU tensor, say), or
-    array-likes (lists). They are read where they are when they are dense row-major in native byte
-    order; otherwise ``copy`` decides: None (default) copies such an input first, False raises
-    ValueError naming the input and its strides, True copies every input. ``out``, if given, is a
-    writable dense row-major array (numpy, or a DLPack tensor such as a slice ``t[2:5]`` of a
-    larger PyTorch tensor) of the output's shape and dtype; it is written and returned. Otherwise
-    the result is a new numpy array (``torch.from_dlpack(result)`` views it as a tensor without a
-    copy). ``flavor`` is "onnx" or "openvino", ``version`` the opset (0 = newest), ``num_threads``
-    a cap on threads (0 = the library's default). Raises GatherkitError on bad input."""
+    array-likes (lists). The gathers read their inputs where they are, whatever the layout
+    (transposed, stepped, sliced, broadcast with stride 0, reversed): only the elements gathered
+    are read. The scatters read dense row-major inputs where they are. Anything else (a
+    scatter's other layouts, big-endian bytes, a list) is handled by ``copy``: None (default)
+    copies it first, False raises ValueError naming the input and its layout, True copies every
+    input. ``out``, if given, is a writable dense row-major array (numpy, or a DLPack tensor such
+    as a slice ``t[2:5]`` of a larger PyTorch tensor) of the output's shape and dtype; it is
+    written and returned. Otherwise the result is a new numpy array (``torch.from_dlpack(result)``
+    views it as a tensor without a copy). ``flavor`` is "onnx" or "openvino", ``version`` the
+    opset (0 = newest), ``num_threads`` a cap on threads (0 = the library's default). Raises
+    GatherkitError on bad input."""
 
 
 def gather_elements(data, indices, axis=0, *, flavor="onnx", version=0, num_threads=0, out=None, copy=None):

@@ -1,5 +1,6 @@
 """DLPack inputs and outputs, and the copy= rule: arrays are read where they are when the C ABI can
-read them (dense row-major, native byte order), and copied otherwise only when copy= allows it.
+read them (dense row-major, or any layout of whole-element strides for the gathers' inputs, in
+native byte order), and copied otherwise only when copy= allows it.
 
 The producers are numpy's own ``__dlpack__`` (through a wrapper, so that the binding cannot take
 its numpy path), a pure-Python producer (tests/dlpack_producer.py) for the layouts numpy never
@@ -86,47 +87,68 @@ LAYOUTS = {
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("where", ["data", "indices"])
-def test_strided_inputs_are_copied_only_when_copy_allows_it(layout, where):
+@pytest.mark.parametrize("through", ["numpy", "dlpack"])
+def test_gathers_read_strided_inputs_where_they_are(layout, where, through):
     rng = np.random.default_rng(3)
-    base = rng.integers(0, 1000, size=(6, 8)).astype(np.int64)
     if where == "data":
-        data = LAYOUTS[layout](base)
-        indices = rng.integers(-data.shape[0], data.shape[0], size=(3, data.shape[1]))
-        dense = (np.ascontiguousarray(data), indices)
-        strided = (_producer_of(base, LAYOUTS[layout]), indices)
+        base = rng.integers(0, 1000, size=(6, 8)).astype(np.int64)
+        data_view = LAYOUTS[layout](base)
+        index_base = rng.integers(-data_view.shape[0], data_view.shape[0], size=(3, data_view.shape[1]))
+        index_view = index_base
     else:
-        data = rng.integers(0, 1000, size=(9, 8)).astype(np.float32)
         index_base = rng.integers(-9, 9, size=(6, 8))
-        view = LAYOUTS[layout](index_base)
-        data = data[:, :view.shape[1]] if view.shape[1] <= 8 else data
-        data = np.ascontiguousarray(data)
-        dense = (data, np.ascontiguousarray(view))
-        strided = (data, _producer_of(index_base, LAYOUTS[layout]))
-    expected = gatherkit.gather_elements(*dense, axis=0)
-    assert np.array_equal(gatherkit.gather_elements(*strided, axis=0), expected)  # copy=None: copied
-    assert np.array_equal(gatherkit.gather_elements(*strided, axis=0, copy=True), expected)
-    with pytest.raises(ValueError, match=rf"{where} is not dense row-major \(shape .*strides in elements"):
-        gatherkit.gather_elements(*strided, axis=0, copy=False)
-    # The same rule for numpy views passed directly.
-    numpy_strided = (LAYOUTS[layout](base), dense[1]) if where == "data" else (data, LAYOUTS[layout](index_base))
-    assert np.array_equal(gatherkit.gather_elements(*numpy_strided, axis=0), expected)
-    with pytest.raises(ValueError, match=f"{where} is not dense row-major"):
-        gatherkit.gather_elements(*numpy_strided, axis=0, copy=False)
+        index_view = LAYOUTS[layout](index_base)
+        base = rng.integers(0, 1000, size=(9, index_view.shape[1])).astype(np.float32)
+        data_view = base
+    expected = gatherkit.gather_elements(np.ascontiguousarray(data_view), np.ascontiguousarray(index_view), axis=0)
+    assert np.array_equal(expected, np.take_along_axis(data_view, index_view % data_view.shape[0], axis=0))
+    wrap = _producer_of if through == "dlpack" else (lambda b, layout: layout(b))
+    data = wrap(base, LAYOUTS[layout]) if where == "data" else data_view
+    indices = wrap(index_base, LAYOUTS[layout]) if where == "indices" else index_view
+    for copy in (None, False, True):
+        assert np.array_equal(gatherkit.gather_elements(data, indices, axis=0, copy=copy), expected)
+    # Nothing was copied: the library got the view's own address and strides.
+    view = data_view if where == "data" else index_view
+    prepared = gatherkit._Prepared(data if where == "data" else indices, where, False, strided=True)
+    assert prepared.strided.data == view.__array_interface__["data"][0]
+    assert tuple(prepared.strided.strides[k] for k in range(view.ndim)) == \
+        tuple(s // view.itemsize for s in view.strides)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_scatters_copy_strided_inputs_only_when_copy_allows_it(layout):
+    rng = np.random.default_rng(4)
+    base = rng.integers(0, 100, size=(6, 8)).astype(np.int32)
+    updates = LAYOUTS[layout](base)
+    data = np.zeros((7, updates.shape[1]), np.int32)
+    indices = rng.integers(0, 7, size=updates.shape)
+    expected = gatherkit.scatter_elements(data, indices, np.ascontiguousarray(updates), axis=0)
+    assert np.array_equal(gatherkit.scatter_elements(data, indices, updates, axis=0), expected)
+    assert np.array_equal(gatherkit.scatter_elements(data, indices, _producer_of(base, LAYOUTS[layout]), axis=0),
+                          expected)
+    with pytest.raises(ValueError, match=r"updates is not dense row-major \(shape .*strides in elements .*scatters "
+                                         r"do not read in place; copy=False forbids the copy"):
+        gatherkit.scatter_elements(data, indices, updates, axis=0, copy=False)
 
 
 def _producer_of(base, layout):
     seen = layout(base)
-    if seen.base is None or seen.strides == base.strides and seen.shape == base.shape:
-        return dp.view(seen)
     offset = (seen.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.itemsize
     return dp.Producer(base.reshape(-1), seen.shape, [s // base.itemsize for s in seen.strides], offset)
 
 
-def test_the_broadcast_index_error_names_the_zero_stride():
-    index = np.broadcast_to(np.array([0, 2, 1])[:, None], (3, 128))
-    with pytest.raises(ValueError, match=r"indices is not dense row-major \(shape \(3, 128\), strides in "
-                                         r"elements \(1, 0\)\).*copy=False forbids the copy"):
-        gatherkit.gather_elements(np.zeros((3, 128), np.float32), index, axis=0, copy=False)
+def test_the_graph_network_gather_reads_a_broadcast_index_row_by_row():
+    # torch.gather(x, 0, idx[:, None].expand(-1, 128)): the index has strides (1, 0).
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((300, 128)).astype(np.float32)
+    idx = rng.integers(-300, 300, size=40)
+    index = np.broadcast_to(idx[:, None], (40, 128))
+    got = gatherkit.gather_elements(x, index, axis=0, copy=False)
+    assert np.array_equal(got, x[idx])
+    bad = idx.copy()
+    bad[17] = 300
+    with pytest.raises(GatherkitError, match=r"indices\[17, 0\] = 300 is out of range"):
+        gatherkit.gather_elements(x, np.broadcast_to(bad[:, None], (40, 128)), axis=0)
 
 
 def test_copy_true_copies_even_dense_inputs_and_copy_must_be_none_true_or_false():
@@ -147,7 +169,7 @@ def test_lists_are_arrays_of_the_binding_but_not_under_copy_false():
 def test_big_endian_arrays_are_converted_or_named():
     data = np.arange(6, dtype=">f4")
     assert gatherkit.gather(data, np.array([4, 1])).tolist() == [4.0, 1.0]
-    with pytest.raises(ValueError, match=r"data is big-endian \(>f4; convert with .astype\('<f4'\)\)"):
+    with pytest.raises(ValueError, match=r"data is big-endian \(>f4; convert with .astype\('<f4'\)\); copy=False"):
         gatherkit.gather(data, np.array([4, 1]), copy=False)
     out = np.zeros(2, ">f4")
     with pytest.raises(ValueError, match="out has dtype >f4"):
@@ -238,19 +260,21 @@ def test_pytorch_tensors_are_read_and_written_in_place():
         gatherkit.gather_elements(data, index, axis=0, out=every_other)
 
 
-def test_pytorch_views_follow_the_copy_rule():
+def test_pytorch_views_are_read_where_they_are():
     torch = pytest.importorskip("torch")
     x = torch.randn(50, 16)
     idx = torch.randint(0, 50, (30,))
     broadcast = idx[:, None].expand(-1, 16)  # strides (1, 0): the graph-network gather
     expected = torch.gather(x, 0, broadcast)
-    assert torch.equal(torch.from_dlpack(gatherkit.gather_elements(x, broadcast, axis=0)), expected)
-    with pytest.raises(ValueError, match=r"indices is not dense row-major \(shape \(30, 16\), strides in elements "
-                                         r"\(1, 0\)\)"):
-        gatherkit.gather_elements(x, broadcast, axis=0, copy=False)
-    xt = x.t()
-    got = gatherkit.gather_elements(xt, torch.zeros(2, 50, dtype=torch.int64), axis=0)
-    assert torch.equal(torch.from_dlpack(got), torch.gather(xt, 0, torch.zeros(2, 50, dtype=torch.int64)))
+    assert torch.equal(torch.from_dlpack(gatherkit.gather_elements(x, broadcast, axis=0, copy=False)), expected)
+    xt = x.t()  # transposed data, also read in place
+    zeros = torch.zeros(2, 50, dtype=torch.int64)
+    got = gatherkit.gather_elements(xt, zeros, axis=0, copy=False)
+    assert torch.equal(torch.from_dlpack(got), torch.gather(xt, 0, zeros))
+    # A scatter's strided inputs are copied only when allowed.
+    with pytest.raises(ValueError, match=r"indices is not dense row-major \(shape \(30, 16\), strides in "
+                                         r"elements \(1, 0\)\)"):
+        gatherkit.scatter_elements(torch.zeros(50, 16), broadcast, x[:30], axis=0, copy=False)
 
 
 @pytest.mark.parametrize("name", ["bfloat16", "float16", "int32", "bool", "complex64", "uint8"])

@@ -26,7 +26,7 @@ use super::stream::{
 use super::{known_or, resolve_index, BadIndex};
 use crate::repr::{IndexElement, RawElement};
 use crate::threads::Parallel;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::{size_of, size_of_val, MaybeUninit};
 
 /// A tensor's elements and which of them is element `[0, …, 0]`: offsets of a walk are relative
 /// to it and may be negative.
@@ -142,47 +142,26 @@ fn gather_range<E: RawElement, I: IndexElement>(
         rows.advance();
     }
     if row.index == 0 && rest.len() >= row.size {
-        // Whole rows along which the index does not move, a block at a time: a block's tuples
-        // are read, checked and their rows prefetched while the block before it is copied, so
-        // that the rows (random ones, for a lookup) load while others are copied rather than
-        // one after another.
-        let block_rows =
-            (PREFETCH_AHEAD_BYTES / (row.size * size_of::<E>()).max(1)).clamp(4, MAX_BLOCK_ROWS);
-        let mut unresolved = rest.len() / row.size;
-        let mut block = Block::resolve(
-            tuple,
-            &mut rows,
-            row,
-            data,
-            indices,
-            unresolved.min(block_rows),
-        );
-        unresolved -= block.resolved;
-        loop {
-            let next = (block.bad.is_none() && unresolved > 0).then(|| {
-                let next = Block::resolve(
-                    tuple,
-                    &mut rows,
-                    row,
-                    data,
-                    indices,
-                    unresolved.min(block_rows),
-                );
-                unresolved -= next.resolved;
-                next
-            });
-            for &base in &block.bases[..block.resolved] {
-                let (now, later) = std::mem::take(&mut rest).split_at_mut(row.size);
-                copy_run(row, data, base, now, stream);
-                rest = later;
+        // Whole rows along which the index does not move: each row's tuple is read, checked and
+        // its data row prefetched `ahead` rows before the row is copied, so that the rows
+        // (random ones, for a lookup) load while others are copied rather than one after
+        // another.
+        let ahead = (PREFETCH_AHEAD_BYTES / (row.size * size_of::<E>()).max(1)).clamp(2, RING - 1);
+        let rows_here = rest.len() / row.size;
+        let mut ring = Ring::new();
+        while ring.resolved < rows_here.min(ahead) && ring.bad.is_none() {
+            ring.resolve_next(tuple, &mut rows, row, data, indices);
+        }
+        while let Some(base) = ring.next_to_copy() {
+            if ring.resolved < rows_here && ring.bad.is_none() {
+                ring.resolve_next(tuple, &mut rows, row, data, indices);
             }
-            if let Some(found) = block.bad {
-                return Err(found);
-            }
-            match next {
-                Some(next) => block = next,
-                None => break,
-            }
+            let (now, later) = std::mem::take(&mut rest).split_at_mut(row.size);
+            copy_run(row, data, base, now, stream);
+            rest = later;
+        }
+        if let Some(found) = ring.bad {
+            return Err(found);
         }
     }
     while !rest.is_empty() {
@@ -200,49 +179,64 @@ fn gather_range<E: RawElement, I: IndexElement>(
 /// when copied.
 const PREFETCH_AHEAD_BYTES: usize = 8 << 10;
 
-/// The most rows a block resolves ahead (for short rows, whose 8 KiB would be hundreds).
-const MAX_BLOCK_ROWS: usize = 64;
+/// Rows up to this long are copied by a loop rather than a call to `memcpy`.
+const SHORT_ROW_BYTES: usize = 128;
 
-/// Up to [`MAX_BLOCK_ROWS`] whole rows whose tuples were read and checked (and whose data rows
-/// were prefetched): each row's data offset, and the bad index that ended the block early.
-struct Block {
-    bases: [isize; MAX_BLOCK_ROWS],
+/// Rows resolved ahead of their copies at most, plus one (for short rows, whose 8 KiB would be
+/// hundreds).
+const RING: usize = 64;
+
+/// The data offsets of whole rows whose tuples were read and checked (and data prefetched) but
+/// not yet copied, in row order; and the bad index that stopped the resolving, if any.
+struct Ring {
+    bases: [isize; RING],
     resolved: usize,
+    copied: usize,
     bad: Option<BadIndex>,
 }
 
-impl Block {
-    /// Reads the tuples of the next `count` rows of `rows` (advancing it past each row read).
+impl Ring {
+    fn new() -> Ring {
+        Ring {
+            bases: [0; RING],
+            resolved: 0,
+            copied: 0,
+            bad: None,
+        }
+    }
+
+    /// Reads the tuple of the row `rows` is at, and moves `rows` on (not after a bad index).
     #[inline(always)]
-    fn resolve<E: RawElement, I: IndexElement>(
+    fn resolve_next<E: RawElement, I: IndexElement>(
+        &mut self,
         tuple: &Tuple<'_>,
         rows: &mut Odometer<'_>,
         row: WalkDim,
         data: Source<'_, E>,
         indices: Source<'_, I>,
-        count: usize,
-    ) -> Block {
-        let mut block = Block {
-            bases: [0; MAX_BLOCK_ROWS],
-            resolved: 0,
-            bad: None,
-        };
-        for base in block.bases.iter_mut().take(count) {
-            match tuple.offset(indices, rows.at.index, rows.at.position) {
-                Ok(offset) => *base = rows.at.data.wrapping_add(offset),
-                Err(found) => {
-                    block.bad = Some(found);
-                    break;
+    ) {
+        match tuple.offset(indices, rows.at.index, rows.at.position) {
+            Ok(offset) => {
+                let base = rows.at.data.wrapping_add(offset);
+                if row.data == 1 {
+                    let first = (data.origin as isize).wrapping_add(base) as usize;
+                    prefetch_range(data.elements, first, row.size);
                 }
+                self.bases[self.resolved % RING] = base;
+                self.resolved += 1;
+                rows.advance();
             }
-            if row.data == 1 {
-                let first = (data.origin as isize).wrapping_add(*base) as usize;
-                prefetch_range(data.elements, first, row.size);
-            }
-            block.resolved += 1;
-            rows.advance();
+            Err(found) => self.bad = Some(found),
         }
-        block
+    }
+
+    /// The oldest resolved row not yet copied (counted as copied from now on).
+    #[inline(always)]
+    fn next_to_copy(&mut self) -> Option<isize> {
+        (self.copied < self.resolved).then(|| {
+            self.copied += 1;
+            self.bases[(self.copied - 1) % RING]
+        })
     }
 }
 
@@ -328,6 +322,11 @@ fn copy_run<E: RawElement>(
         let source = as_uninit(&data.elements[first..first + out.len()]);
         if stream {
             stream_copy(out, source);
+        } else if size_of_val(source) <= SHORT_ROW_BYTES {
+            // A call to memcpy costs more than moving a short row element by element.
+            for (o, s) in out.iter_mut().zip(source) {
+                *o = *s;
+            }
         } else {
             out.copy_from_slice(source);
         }

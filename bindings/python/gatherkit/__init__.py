@@ -255,7 +255,7 @@ class _Prepared:
     cached one-byte bytes objects). A scatter's updates number on from data's: ``first_handle``
     is the first element's number."""
 
-    def __init__(self, value, what, copy, first_handle=1, strided=False):
+    def __init__(self, value, what, copy=None, first_handle=1, strided=False):
         array = _borrow(value, what, copy, strided)
         if array.dtype.kind in "US":
             raise TypeError(

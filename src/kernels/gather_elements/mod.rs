@@ -50,7 +50,8 @@ pub(crate) struct ElementsKernel {
     axis_size: usize,
     /// Data stride of the axis.
     axis_stride: usize,
-    /// The axis's position among the row dimensions; `None` when rows run along the axis.
+    /// The axis's position among the row dimensions; `None` when rows run along the axis, or
+    /// when the indices have one position along it (the axis is then no loop dimension).
     axis_row: Option<usize>,
     /// The traversal `run` takes, chosen once (see [`ElementsTraversal`]).
     traversal: ElementsTraversal,
@@ -78,14 +79,17 @@ impl ElementsKernel {
         }
         let data_strides = data_strides.as_slice();
 
-        // (count, data stride, is the axis), outermost first.
+        // (count, data stride), outermost first. The axis is a loop dimension only when the
+        // indices extend along it: with one position there, its offset comes from the index
+        // value alone, and the dimensions around it may merge (indices [n, 1, m] on data
+        // [N, 1, m] along axis 1 are one row of n * m, not n rows of m).
         let mut counts = Dims::new();
         let mut strides = Dims::new();
-        let mut axis_at = usize::MAX;
+        let mut axis_at = None;
         for d in 0..rank {
             let n = indices_shape[d];
-            if d == axis {
-                axis_at = counts.len();
+            if d == axis && n != 1 {
+                axis_at = Some(counts.len());
                 counts.push(n);
                 strides.push(data_strides[d]);
                 continue;
@@ -95,7 +99,7 @@ impl ElementsKernel {
             }
             let last = counts.len().wrapping_sub(1);
             let mergeable = !counts.is_empty()
-                && last != axis_at
+                && axis_at != Some(last)
                 && strides.as_slice()[last] == n.saturating_mul(data_strides[d]);
             if mergeable {
                 counts.as_mut_slice()[last] = counts.as_slice()[last].saturating_mul(n);
@@ -105,19 +109,25 @@ impl ElementsKernel {
                 strides.push(data_strides[d]);
             }
         }
+        if counts.is_empty() {
+            // A single position: one row of one element.
+            counts.push(1);
+            strides.push(0);
+        }
 
         let dims = counts.len();
         let row_len = counts.as_slice()[dims - 1];
-        let axis_stride = strides.as_slice()[axis_at];
-        let inner_stride = if axis_at == dims - 1 {
+        let axis_stride = data_strides[axis];
+        let inner_stride = if axis_at == Some(dims - 1) {
             0
         } else {
             strides.as_slice()[dims - 1]
         };
         let row_counts = Dims::from_slice(&counts.as_slice()[..dims - 1]);
         let mut row_strides = Dims::from_slice(&strides.as_slice()[..dims - 1]);
-        if axis_at < dims - 1 {
-            row_strides.as_mut_slice()[axis_at] = 0;
+        let axis_row = axis_at.filter(|&a| a < dims - 1);
+        if let Some(a) = axis_row {
+            row_strides.as_mut_slice()[a] = 0;
         }
         let rows = saturating_product(row_counts.as_slice());
         let axis_size = data_shape[axis];
@@ -125,7 +135,7 @@ impl ElementsKernel {
         // It pays when a group's slab (every axis position of its rows) outgrows a per-core L2
         // and tiles split its rows; below that, or when rows are narrower than a tile (the tiled
         // order would be row order, one short row at a time), rows go in order.
-        let tileable = dims >= 2 && axis_at == dims - 2 && inner_stride == 1;
+        let tileable = dims >= 2 && axis_at == Some(dims - 2) && inner_stride == 1;
         let slab_bytes = axis_size
             .saturating_mul(row_len)
             .saturating_mul(element_size);
@@ -144,7 +154,7 @@ impl ElementsKernel {
             inner_stride,
             axis_size,
             axis_stride,
-            axis_row: (axis_at < dims - 1).then_some(axis_at),
+            axis_row,
             traversal,
             tile_columns,
         }
@@ -214,6 +224,19 @@ mod tests {
         assert_eq!(l.row_counts.as_slice(), &[4]);
         assert_eq!(l.row_strides.as_slice(), &[0]);
         assert_eq!((l.row_len, l.inner_stride, l.axis_stride), (6, 1, 30));
+
+        // one index position along the axis: the axis is no loop dimension, and the dimensions
+        // around it merge into one row (the traversal was 3837 rows of 5 before).
+        let l = ElementsKernel::new(&[15400, 1, 5], &[3837, 1, 5], 1, 2);
+        assert_eq!(l.row_counts.as_slice(), &[] as &[usize]);
+        assert_eq!((l.row_len, l.inner_stride, l.axis_stride), (3837 * 5, 1, 5));
+        assert_eq!(l.axis_row, None);
+        let l = ElementsKernel::new(&[6, 4, 5], &[6, 1, 5], 1, 4);
+        assert_eq!(l.row_counts.as_slice(), &[6]);
+        assert_eq!(l.row_strides.as_slice(), &[20]);
+        assert_eq!((l.row_len, l.inner_stride, l.axis_stride), (5, 1, 5));
+        let l = ElementsKernel::new(&[7], &[1], 0, 4);
+        assert_eq!((l.rows, l.row_len, l.axis_size), (1, 1, 7));
 
         // indices narrower than data off the axis: no merge.
         let l = ElementsKernel::new(&[4, 5, 6], &[2, 5, 3], 0, 4);

@@ -225,20 +225,27 @@ def _borrow(value, what, copy, strided):
         raise ValueError(f"{what} is a {type(value).__name__}, not an array: making one is a copy, which "
                          f"copy=False forbids")
     else:
-        return np.asarray(value)  # a new array of the binding's own: nothing of the caller's is copied twice
+        # A new array of the binding's own: there is no caller's memory to read or to overlap.
+        return np.asarray(value), None
     if array.dtype == np.dtype(object) or array.dtype.kind in "US":
-        return array  # strings: _Prepared passes element numbers, never the objects' memory
+        return array, array  # strings: _Prepared passes element numbers, never the objects' memory
     problem = None
     if not array.dtype.isnative:
         problem = (f"big-endian ({array.dtype.str}; convert with .astype('{array.dtype.newbyteorder('=').str}'))")
-    elif not array.flags.c_contiguous and not (strided and _whole_element_strides(array)):
+    elif not array.flags.aligned:
+        problem = (f"misaligned (address {array.ctypes.data:#x}; {array.dtype} elements need "
+                   f"{array.dtype.alignment}-byte alignment)")
+    elif strided and not _whole_element_strides(array):
+        problem = f"strided by bytes that are not whole elements (strides in bytes {array.strides})"
+    elif not strided and not array.flags.c_contiguous:
         problem = (f"not dense row-major (shape {array.shape}, strides in elements "
                    f"{_strides_in_elements(array)}), which scatters do not read in place")
     if problem is not None:
         if copy is False:
             raise ValueError(f"{what} is {problem}; copy=False forbids the copy (copy=None allows it)")
-        return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
-    return np.array(array, order="C") if copy is True else array
+        # A fresh array: numpy allocates it aligned, row-major, in native byte order.
+        return np.array(array, dtype=array.dtype.newbyteorder("="), order="C", copy=True), array
+    return (np.array(array, order="C") if copy is True else array), array
 
 
 def _whole_element_strides(array):
@@ -256,13 +263,15 @@ class _Prepared:
     is the first element's number."""
 
     def __init__(self, value, what, copy=None, first_handle=1, strided=False):
-        array = _borrow(value, what, copy, strided)
+        array, view = _borrow(value, what, copy, strided)
         if array.dtype.kind in "US":
             raise TypeError(
                 f"{what}: numpy fixed-width string arrays (dtype {array.dtype}) are not supported; "
                 f"pass dtype=object with str or bytes elements")
-        # What the caller passed, as a numpy array over its memory (before any copy): overlap checks.
-        self.original = value if isinstance(value, np.ndarray) else array
+        # What the caller passed, as a numpy array over its memory (before any copy; None for a
+        # list or scalar, which has no memory of the caller's): overlap checks.
+        self.original = view
+        self.dims = array.shape
         if array.dtype == np.dtype(object):
             self.objects = array.reshape(-1)
             for k, s in enumerate(self.objects):
@@ -370,8 +379,8 @@ def _run(query, gather, data, indices, attributes, options, out, copy):
         out_tensor = _Tensor(_abi.GK_DTYPE_STRING, len(out_shape),
                              (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
                              ctypes.cast(handles, ctypes.c_void_p).value)
-        _check(gather(ctypes.byref(d.tensor), ctypes.byref(i.tensor), *attributes, ctypes.byref(out_tensor),
-                      ctypes.byref(options)))
+        gather, inputs = _gather_inputs(gather, d, i)
+        _check(gather(*inputs, *attributes, ctypes.byref(out_tensor), ctypes.byref(options)))
         # Handles are copied, never made: each is an input element's number (1-based).
         result = np.empty(out_shape, dtype=object)
         flat = result.reshape(-1)
@@ -381,13 +390,18 @@ def _run(query, gather, data, indices, attributes, options, out, copy):
     target = np.empty(out_shape, dtype=d.array.dtype) if out is None else _output(out, out_shape, d.array.dtype)
     out_tensor = _Tensor(d.code, len(out_shape), (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape),
                          target.ctypes.data)
-    if d.strided is None and i.strided is None:
-        inputs = (ctypes.byref(d.tensor), ctypes.byref(i.tensor))
-    else:  # read where they are, through their strides
-        gather = getattr(_lib, gather.__name__ + "_strided")
-        inputs = tuple(ctypes.byref(x.strided if x.strided is not None else _as_strided(x)) for x in (d, i))
+    gather, inputs = _gather_inputs(gather, d, i)
     _check(gather(*inputs, *attributes, ctypes.byref(out_tensor), ctypes.byref(options)))
     return target if out is None else out
+
+
+def _gather_inputs(gather, d, i):
+    """The gather's C function and its two input arguments: the dense function when both inputs
+    are dense, its ``_strided`` twin (both inputs as strided descriptors) otherwise."""
+    if d.strided is None and i.strided is None:
+        return gather, (ctypes.byref(d.tensor), ctypes.byref(i.tensor))
+    strided = getattr(_lib, gather.__name__ + "_strided")
+    return strided, tuple(ctypes.byref(x.strided if x.strided is not None else _as_strided(x)) for x in (d, i))
 
 
 def _as_strided(prepared):
@@ -445,7 +459,7 @@ def _scatter(fn, data, indices, updates, attributes, options, out, copy):
     i = _Prepared(indices, "indices", copy)
     u = _Prepared(updates, "updates", copy, first_handle=d.keep.size + 1 if d.code == _abi.GK_DTYPE_STRING else 1)
     inputs = (ctypes.byref(d.tensor), ctypes.byref(i.tensor), ctypes.byref(u.tensor))
-    out_shape = d.original.shape  # a scatter's output has data's shape and dtype
+    out_shape = d.dims  # a scatter's output has data's shape and dtype
     out_dims = (ctypes.c_int64 * max(len(out_shape), 1))(*out_shape)
     if d.code == _abi.GK_DTYPE_STRING:
         if out is not None:
@@ -467,7 +481,9 @@ def _scatter(fn, data, indices, updates, attributes, options, out, copy):
         # The library sees the overlap of out with an input passed as it is; an input copied above
         # hides it, so that overlap is refused here, with the library's status.
         for what, prepared in (("data", d), ("indices", i), ("updates", u)):
-            if prepared.array is None:  # string handles: a buffer of the binding's own
+            if prepared.array is None or prepared.original is None or copy is True:
+                # String handles and converted lists are buffers of the binding's own; with
+                # copy=True the caller asked for copies, which the output may overlap.
                 continue
             copied = prepared.array.ctypes.data != prepared.original.ctypes.data
             if copied and prepared.array.size and np.shares_memory(target, prepared.original):

@@ -291,3 +291,42 @@ def test_pytorch_dtypes(name):
         assert np.array_equal(got.view(np.uint16), expected.view(torch.int16).numpy().view(np.uint16))
     else:
         assert torch.equal(torch.from_dlpack(got), expected)
+
+
+# --- found in review ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("indices", [np.array([0, 1, 2, 0, 1, 2])[::2], np.arange(3)[::-1],
+                                     np.broadcast_to(np.array([2]), (4,))], ids=["stepped", "reversed", "broadcast"])
+def test_string_data_with_strided_indices_reads_the_indices_where_they_are(indices):
+    data = np.array(["a", "b", "c"], dtype=object)
+    got = gatherkit.gather(data, indices, copy=False)
+    assert got.tolist() == [data[k] for k in indices]
+    got = gatherkit.gather_elements(data, indices, axis=0) if indices.shape == data.shape else None
+    if got is not None:
+        assert got.tolist() == [data[k] for k in indices]
+
+
+def test_scatters_refuse_an_out_that_overlaps_a_copied_dlpack_input():
+    base = np.arange(16, dtype=np.float64).reshape(4, 4)
+    with pytest.raises(GatherkitError, match="out shares memory with data"):
+        gatherkit.scatter_elements(dp.view(base.T), np.array([[0]]), np.array([[9.0]]), out=base)
+    assert base.tolist() == np.arange(16, dtype=np.float64).reshape(4, 4).tolist()
+    # With copy=True the inputs are the binding's copies, which the output may overlap.
+    got = gatherkit.scatter_elements(dp.view(base.T), np.array([[0]]), np.array([[9.0]]), out=base, copy=True)
+    expected = np.arange(16, dtype=np.float64).reshape(4, 4).T.copy()
+    expected[0, 0] = 9.0
+    assert got is base and base.tolist() == expected.tolist()
+
+
+def test_misaligned_arrays_are_copied_or_named():
+    raw = np.zeros(8 * 5 + 1, np.uint8)
+    misaligned = np.frombuffer(raw.data, dtype=np.float64, count=5, offset=1)
+    assert not misaligned.flags.aligned
+    assert gatherkit.gather(misaligned, np.array([4, 0])).tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError, match=r"data is misaligned \(address 0x[0-9a-f]+; float64 elements need 8-byte "
+                                         r"alignment\); copy=False forbids the copy"):
+        gatherkit.gather(misaligned, np.array([4, 0]), copy=False)
+
+
+def test_list_data_for_scatters():
+    assert gatherkit.scatter_nd([1, 2, 3], np.array([[1]]), np.array([9])).tolist() == [1, 9, 3]

@@ -1527,3 +1527,87 @@ fn version_messages_name_the_opset_asked_for_and_the_operator_version() {
         );
     }
 }
+
+/// The strided entry points check step 9 as the dense ones do: NULL for the three addresses
+/// first, then alignment, then a view's span. (Found in review: a misaligned data pointer was
+/// reported before a NULL output.)
+#[test]
+fn strided_calls_check_addresses_in_the_dense_order() {
+    let data_words = [0u32; 8];
+    let index_words = [0i64; 4];
+    let mut out_words = [0u32; 4];
+    let misaligned = (data_words.as_ptr() as usize + 1) as *const c_void;
+    type Case = (&'static str, *const c_void, *mut c_void, i32, &'static str);
+    let cases: [Case; 3] = [
+        (
+            "misaligned data, NULL output",
+            misaligned,
+            null_mut(),
+            GK_STATUS_NULL_POINTER,
+            "output->data is NULL",
+        ),
+        (
+            "misaligned data",
+            misaligned,
+            out_words.as_mut_ptr().cast(),
+            GK_STATUS_INVALID_ARGUMENT,
+            "data->data pointer",
+        ),
+        (
+            "NULL data, NULL output",
+            null(),
+            null_mut(),
+            GK_STATUS_NULL_POINTER,
+            "data->data is NULL",
+        ),
+    ];
+    for (what, data_ptr, out_ptr, status, fragment) in cases {
+        let data = gk_tensor {
+            dtype: GK_DTYPE_FLOAT,
+            rank: 2,
+            shape: SHAPE_2X2.as_ptr(),
+            data: data_ptr,
+        };
+        let indices = gk_tensor {
+            dtype: GK_DTYPE_INT64,
+            rank: 2,
+            shape: SHAPE_2X2.as_ptr(),
+            data: index_words.as_ptr().cast(),
+        };
+        let output = gk_tensor_mut {
+            dtype: GK_DTYPE_FLOAT,
+            rank: 2,
+            shape: SHAPE_2X2.as_ptr(),
+            data: out_ptr,
+        };
+        let strides = [1i64, 2];
+        let strided = |t: &gk_tensor, strides: *const i64| gk_strided_tensor {
+            struct_size: std::mem::size_of::<gk_strided_tensor>(),
+            dtype: t.dtype,
+            rank: t.rank,
+            shape: t.shape,
+            strides,
+            data: t.data,
+        };
+        // SAFETY: valid descriptors over live buffers (or NULL/misaligned addresses the
+        // library must refuse before reading them).
+        let (dense, dense_message) = unsafe {
+            let s = gk_gather_elements(&data, &indices, 0, &output, null());
+            (s, last_error())
+        };
+        // SAFETY: as above.
+        let (strided_status, strided_message) = unsafe {
+            let s = gk_gather_elements_strided(
+                &strided(&data, strides.as_ptr()),
+                &strided(&indices, null()),
+                0,
+                &output,
+                null(),
+            );
+            (s, last_error())
+        };
+        assert_eq!((dense, strided_status), (status, status), "{what}");
+        assert!(dense_message.contains(fragment), "{what}: {dense_message}");
+        assert_eq!(strided_message, dense_message, "{what}");
+    }
+}

@@ -741,3 +741,125 @@ fn gather_reports_the_first_bad_index_whatever_the_split() {
     check_first_bad_across_splits(&[5, 1201, 11, 3], &[5, 5, 7], 2, 1);
     check_first_bad_across_splits(&[5, 5, 40, 40], &[5, 301], 2, 1);
 }
+
+/// A host pool that runs the tasks in order on the calling thread and records how many tasks
+/// each of its calls had (its context is a `Mutex<Vec<usize>>`).
+unsafe extern "C" fn counting(
+    host: *mut std::ffi::c_void,
+    n: usize,
+    task: gatherkit::TaskFn,
+    ctx: *mut std::ffi::c_void,
+) {
+    // SAFETY: `task_counts` passes a Mutex<Vec<usize>> that outlives every call made with it.
+    let calls = unsafe { &*(host as *const std::sync::Mutex<Vec<usize>>) };
+    calls.lock().unwrap().push(n);
+    for i in 0..n {
+        // SAFETY: the parallel-for contract: each task once with its context.
+        unsafe { task(ctx, i) };
+    }
+}
+
+/// The task counts of the parallel-fors `f` made through a counting host pool of 4.
+fn task_counts(f: impl FnOnce(&Options)) -> Vec<usize> {
+    let calls = std::sync::Mutex::new(Vec::new());
+    // SAFETY: `counting` runs every task once and returns after them; its context lives until
+    // this function returns, after the last use of the options.
+    let host = unsafe {
+        gatherkit::ParallelFor::new(
+            counting,
+            &calls as *const std::sync::Mutex<Vec<usize>> as *mut std::ffi::c_void,
+            4,
+        )
+    };
+    f(&Options::default().with_parallel_for(host));
+    calls.into_inner().unwrap()
+}
+
+/// GatherElements whose traversal is one row (a 1-D gather, or indices one position long along
+/// the axis, whose other dimensions merge): split among tasks by columns, with the same result
+/// and the same first bad index on every executor.
+fn check_one_row(data_shape: &[usize], indices_shape: &[usize], axis: usize) {
+    let data: Vec<f32> = (0..count(data_shape)).map(|x| x as f32).collect();
+    let size = data_shape[axis];
+    let mut rng = Rng::new(21);
+    let mut indices: Vec<i64> = (0..count(indices_shape)).map(|_| rng.index(size)).collect();
+    let want: Vec<f32> = (0..indices.len())
+        .map(|p| {
+            let mut at = coords(p, indices_shape);
+            at[axis] = resolve(indices[p], size);
+            let flat = at
+                .iter()
+                .zip(data_shape)
+                .fold(0, |acc, (&c, &n)| acc * n + c);
+            data[flat]
+        })
+        .collect();
+    let plan = GatherElements::new(
+        TensorDesc::new(DType::Float, data_shape),
+        TensorDesc::new(DType::Int64, indices_shape),
+        axis as i64,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(plan.traversal(), ElementsTraversal::Rows);
+    let counts = task_counts(|options| {
+        let (_, got) = gather_elements_to_vec(
+            TensorRef::new(data_shape, &data),
+            TensorRef::new(indices_shape, &indices),
+            axis as i64,
+            options,
+        )
+        .unwrap();
+        assert!(
+            got == want,
+            "{data_shape:?} {indices_shape:?}: wrong values"
+        );
+    });
+    assert!(
+        counts.last().is_some_and(|&n| n >= 2),
+        "{data_shape:?} {indices_shape:?}: one row was not split among tasks ({counts:?})"
+    );
+    for (threads, options) in executors(&[1, 2, 3]) {
+        let (_, got) = gather_elements_to_vec(
+            TensorRef::new(data_shape, &data),
+            TensorRef::new(indices_shape, &indices),
+            axis as i64,
+            &options,
+        )
+        .unwrap();
+        assert!(got == want, "{data_shape:?} {threads}: wrong values");
+    }
+    // Two bad values in the later half: the earlier one is reported, whatever the split.
+    let n = indices.len();
+    let (first, second) = (n / 2 + 3, n - 5);
+    indices[second] = -(size as i64) - 1;
+    indices[first] = size as i64;
+    let at: Vec<String> = coords(first, indices_shape)
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let message = format!("indices[{}] = {size} is out of range", at.join(", "));
+    for (threads, options) in executors(&[1, 2, 3]) {
+        let e = gather_elements_to_vec(
+            TensorRef::new(data_shape, &data),
+            TensorRef::new(indices_shape, &indices),
+            axis as i64,
+            &options,
+        )
+        .unwrap_err();
+        assert!(
+            e.message().contains(&message),
+            "{data_shape:?} {threads}: {} (want {message})",
+            e.message()
+        );
+    }
+}
+
+#[test]
+fn gather_elements_of_one_row_splits_by_columns() {
+    // Indices one position long along the axis: every dimension merges into one row.
+    check_one_row(&[1 << 18, 1, 5], &[1 << 18, 1, 5], 1);
+    check_one_row(&[1 << 19, 8], &[1 << 19, 1], 1);
+    // A 1-D gather: one row along the axis.
+    check_one_row(&[1000], &[1 << 19], 0);
+}

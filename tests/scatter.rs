@@ -2435,6 +2435,64 @@ fn large_scatter_elements_give_the_same_bits_on_every_executor() {
 }
 
 #[test]
+fn large_scatter_elements_one_position_along_the_axis_split_every_position_apart() {
+    // data [2^18, 8] f32, indices and updates [2^18, 1] along axis 1: no two positions share a
+    // target, so the updates split among tasks by positions (the kernel's traversal is one row).
+    let mut rng = Rng::new(17);
+    let data_shape = [1usize << 18, 8];
+    let indices_shape = [1usize << 18, 1];
+    let data: Vec<f32> = (0..count(&data_shape))
+        .map(|_| rng.range(-1000, 1000) as f32 / 7.0)
+        .collect();
+    let updates: Vec<f32> = (0..count(&indices_shape))
+        .map(|_| rng.range(-500, 500) as f32 / 3.0)
+        .collect();
+    let indices: Vec<i64> = (0..updates.len()).map(|_| rng.range(-8, 7)).collect();
+    let executors = big_executors();
+    for reduction in [Reduction::None, Reduction::Mul] {
+        let want = reference::scatter_elements(
+            &data,
+            &data_shape,
+            &indices,
+            &indices_shape,
+            &updates,
+            1,
+            reduce_of(reduction),
+        );
+        compare(
+            &format!("one position along the axis, {reduction:?}"),
+            Op::Elements(1),
+            0,
+            (&data_shape, &data),
+            (&indices_shape, &indices),
+            (&indices_shape, &updates),
+            reduction,
+            &want,
+            -7777.0,
+            &BIG_ENTRIES,
+            &executors,
+        );
+    }
+    // The phases' parallel-fors: the offsets, the copy of data, then the updates, which must
+    // be split too (they ran on one task when the traversal's one row was one disjoint set).
+    let call = Call {
+        op: Op::Elements(1),
+        data: (&data_shape, &data),
+        indices: (&indices_shape, &indices),
+        updates: (&indices_shape, &updates),
+        reduction: Reduction::Add,
+    };
+    let counts = split_counts(|options| {
+        let (result, _) = run(&call, Entry::Output, options, 0.0);
+        result.unwrap();
+    });
+    assert!(
+        counts.len() == 3 && counts[2] >= 2,
+        "the updates were not split among tasks: parallel-fors of {counts:?} tasks"
+    );
+}
+
+#[test]
 fn large_rank_3_scatter_elements_along_every_axis_give_the_same_bits_on_every_executor() {
     // data [16, 256, 128] f32 (2 MiB); along each axis, indices smaller than data off the axis
     // (so dimensions do not merge) and longer along it (duplicates), values in [-6, 5].

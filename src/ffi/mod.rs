@@ -207,6 +207,17 @@ unsafe fn strided_call<O: Operator>(
         unsafe { read_strided_call(data, indices, output, options) }?;
     let plan = boxed_plan(&d, &i, &options, make)?;
     plan.check_output(o.desc())?;
+    // NULL, then alignment, for the three addresses in order, as the dense entry points check
+    // them; then the bytes each view reaches.
+    let [_, _, out_len] = buffers::check_addresses(
+        &["data->data", "indices->data", "output->data"],
+        &[
+            ("data", plan.data_len, plan.data_dtype),
+            ("indices", plan.indices_len, plan.index_type.dtype()),
+            ("output", plan.output_len, plan.data_dtype),
+        ],
+        &[d.address, i.address, o.address],
+    )?;
     let d_span = address_span(
         "data->data",
         d.address,
@@ -220,11 +231,6 @@ unsafe fn strided_call<O: Operator>(
         i.shape.as_slice(),
         &i_strides,
         i.dtype,
-    )?;
-    let [out_len] = buffers::check_addresses(
-        &["output->data"],
-        &[("output", plan.output_len, plan.data_dtype)],
-        &[o.address],
     )?;
     for (what, span) in [("data", d_span), ("indices", i_span)] {
         if let Some(span) = span {

@@ -53,6 +53,8 @@ pub(crate) struct ElementsKernel {
     /// The axis's position among the row dimensions; `None` when rows run along the axis, or
     /// when the indices have one position along it (the axis is then no loop dimension).
     axis_row: Option<usize>,
+    /// `indices.shape[axis]`: with 1, no two positions share a target.
+    axis_extent: usize,
     /// The traversal `run` takes, chosen once (see [`ElementsTraversal`]).
     traversal: ElementsTraversal,
     /// Columns per tile when the traversal is tiled.
@@ -68,8 +70,8 @@ impl ElementsKernel {
         axis: usize,
         element_size: usize,
     ) -> ElementsKernel {
-        // Cannot panic: indices and data have the same rank (validated), the axis is below it and
-        // is always pushed, so `counts` has at least one entry and `axis_at` is set.
+        // Cannot panic: indices and data have the same rank (validated), the axis is below it, and
+        // `counts` gets at least one entry (a single position is one row of one element).
         let rank = data_shape.len();
         let mut data_strides = Dims::from_slice(data_shape);
         let mut stride = 1usize;
@@ -155,6 +157,7 @@ impl ElementsKernel {
             axis_size,
             axis_stride,
             axis_row,
+            axis_extent: indices_shape[axis],
             traversal,
             tile_columns,
         }
@@ -179,6 +182,10 @@ impl ElementsKernel {
 impl Kernel for ElementsKernel {
     /// The number of rows and the bytes each moves, for choosing a thread count.
     fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
+        if self.rows == 1 {
+            // One row (a 1-D gather, or every dimension merged): tasks split it by columns.
+            return (self.row_len, 2 * element_size + index_size);
+        }
         (
             self.rows,
             self.row_len.saturating_mul(2 * element_size + index_size),

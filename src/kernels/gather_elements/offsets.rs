@@ -30,6 +30,13 @@ pub(crate) enum DisjointTargets {
 impl ElementsKernel {
     /// The widest split of positions into sets with disjoint targets.
     pub(crate) fn disjoint_targets(&self) -> DisjointTargets {
+        if self.axis_extent == 1 {
+            // One position along the axis: every position is a target of its own.
+            return DisjointTargets::Runs {
+                groups: self.len(),
+                group_len: 1,
+            };
+        }
         match self.axis_row {
             // Rows run along the axis: each row is a line of its own.
             None => DisjointTargets::Runs {

@@ -22,6 +22,9 @@ impl ElementsKernel {
         out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> Result<(), BadIndex> {
+        if self.rows == 1 {
+            return self.run_columns::<E, I>(data, indices, out, par);
+        }
         let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
         // No row dimension: one row, a run of one.
         let (run_count, row_stride) = match (counts.last(), strides.last()) {
@@ -60,6 +63,39 @@ impl ElementsKernel {
                 row += run;
             }
             Ok(())
+        })
+    }
+
+    /// The one row, split among tasks by columns (each a piece of the row, from its column's
+    /// element on).
+    fn run_columns<E: RawElement, I: IndexElement>(
+        &self,
+        data: &[E],
+        indices: &[I],
+        out: &mut [MaybeUninit<E>],
+        par: Parallel,
+    ) -> Result<(), BadIndex> {
+        split_units(out, self.row_len, 1, par, |columns, chunk| {
+            let mut copy = IndexCopy::new();
+            let geometry = StridedRows {
+                // The one row starts at data's first element (every row dimension has count 1).
+                base: columns.start * self.inner_stride,
+                row_stride: 0,
+                rows: 1,
+                row_len: columns.len(),
+                inner_stride: self.inner_stride,
+                axis_stride: self.axis_stride,
+                axis_size: self.axis_size,
+            };
+            // Cannot panic: `split_units` passes column ranges of the one row, which has
+            // indices.len() == row_len values.
+            let idx = &indices[columns.clone()];
+            gather_strided_rows::<E, I>(data, geometry, idx, chunk, &mut copy).map_err(|j| {
+                BadIndex {
+                    position: columns.start + j,
+                    value: idx[j].to_i64(),
+                }
+            })
         })
     }
 }

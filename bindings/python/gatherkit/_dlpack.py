@@ -16,7 +16,9 @@ import ctypes
 
 import numpy as np
 
-# DLDeviceType values that name memory the CPU reads directly.
+# The one DLDeviceType accepted: plain host memory. (CUDA-host and ROCm-host memory is readable
+# by the CPU too, but pinned buffers are a device runtime's; they are refused, by name, as other
+# devices are.)
 _KDL_CPU = 1
 _DEVICE_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI",
                  10: "ROCm", 11: "ROCm host", 12: "ExtDev", 13: "CUDA managed", 14: "oneAPI", 15: "WebGPU",

@@ -9,6 +9,12 @@
 //! separate output and in place (output->data == data->data): element and slice targets,
 //! duplicates, k = 0 and empty indices, destination ranges split among 2 tasks mid-slice, every
 //! reduction; on a bad index neither the output nor in-place data changed.
+//!
+//! Strided inputs (through the C ABI's `gk_gather_*_strided`): each view's memory is exactly the
+//! bytes from the lowest to the highest element it reaches, flush against the guard on one side
+//! and then the other, for negative, transposed, stepped and broadcast strides, scalar indices
+//! and outputs without elements; success and bad-index paths at 1 and 2 threads, each result
+//! compared with the dense call on copies of the views.
 
 #![cfg(unix)]
 
@@ -21,14 +27,17 @@ use guarded::{Guarded, Side};
 use op::{Op, Scatter};
 
 use gatherkit::ffi::{
-    gk_options, gk_tensor, gk_tensor_mut, GK_REDUCTION_ADD, GK_REDUCTION_MAX, GK_REDUCTION_MIN,
-    GK_REDUCTION_MUL, GK_REDUCTION_NONE, GK_STATUS_INDEX_OUT_OF_BOUNDS, GK_STATUS_OK,
+    gk_gather_elements_strided, gk_gather_nd_strided, gk_gather_strided, gk_last_error_message,
+    gk_options, gk_strided_tensor, gk_tensor, gk_tensor_mut, GK_FLAVOR_ONNX, GK_FLAVOR_OPENVINO,
+    GK_REDUCTION_ADD, GK_REDUCTION_MAX, GK_REDUCTION_MIN, GK_REDUCTION_MUL, GK_REDUCTION_NONE,
+    GK_STATUS_INDEX_OUT_OF_BOUNDS, GK_STATUS_OK,
 };
 use gatherkit::{
-    gather_dyn, gather_elements_dyn, gather_nd_dyn, DType, DynTensorMut, DynTensorRef, Options,
-    Status,
+    gather_dyn, gather_elements_dyn, gather_nd_dyn, DType, DynTensorMut, DynTensorRef, Gather,
+    GatherElements, GatherNd, Options, Status, TensorDesc,
 };
-use gatherkit_testkit::{count, reference, scatter};
+use gatherkit_testkit::{coords, count, reference, scatter};
+use std::ffi::CStr;
 
 /// Runs one call with all three buffers against guards on `side`; `bad_last` puts an
 /// out-of-range value in the last index. Returns the status (Ok as Status::Ok).
@@ -529,5 +538,462 @@ fn scatter_nd_paths_stay_inside_their_buffers() {
     ];
     for (data_shape, indices_shape, large) in cases {
         scatter_everywhere(Scatter::Nd, data_shape, indices_shape, large);
+    }
+}
+
+// ---- Strided inputs, through the C ABI ----
+
+/// The lowest and highest element offsets (from element [0, ..., 0]) a view of `shape` and
+/// `strides` reaches; `None` when it has no elements.
+fn view_reach(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)> {
+    if shape.contains(&0) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0isize, 0isize);
+    for (&n, &s) in shape.iter().zip(strides) {
+        let span = (n as isize - 1) * s;
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    Some((lo, hi))
+}
+
+/// A strided view whose memory is exactly the bytes from its lowest to its highest reached
+/// element, flush against the guard on one side (empty when the view has no elements).
+struct GuardedView<'a> {
+    mem: Guarded,
+    shape: &'a [usize],
+    strides: &'a [isize],
+    /// Elements from the mapping's first usable byte to element [0, ..., 0].
+    origin: usize,
+    width: usize,
+}
+
+impl<'a> GuardedView<'a> {
+    fn new(shape: &'a [usize], strides: &'a [isize], width: usize, side: Side) -> GuardedView<'a> {
+        let (lo, hi) = view_reach(shape, strides).unwrap_or((0, -1));
+        GuardedView {
+            mem: Guarded::new((hi - lo + 1) as usize * width, side),
+            shape,
+            strides,
+            origin: (-lo) as usize,
+            width,
+        }
+    }
+
+    /// The byte offset of the element at row-major position `p`.
+    fn byte_at(&self, p: usize) -> usize {
+        let c = coords(p, self.shape);
+        let e = c
+            .iter()
+            .zip(self.strides)
+            .fold(self.origin as isize, |e, (&c, &s)| e + c as isize * s);
+        e as usize * self.width
+    }
+
+    /// The view's elements, row-major, in 8-byte-aligned storage (what the dense call gets).
+    fn materialize(&self) -> Vec<u64> {
+        let n = count(self.shape);
+        let mut words = vec![0u64; (n * self.width).div_ceil(8)];
+        // SAFETY: the words' bytes, as many as the elements need.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), n * self.width)
+        };
+        for p in 0..n {
+            let at = self.byte_at(p);
+            bytes[p * self.width..(p + 1) * self.width]
+                .copy_from_slice(&self.mem.bytes()[at..at + self.width]);
+        }
+        words
+    }
+
+    fn descriptor(&self, dtype: DType, shape: &'a [i64], strides: &'a [i64]) -> gk_strided_tensor {
+        gk_strided_tensor {
+            struct_size: std::mem::size_of::<gk_strided_tensor>(),
+            dtype: dtype.code(),
+            rank: shape.len(),
+            shape: shape.as_ptr(),
+            strides: strides.as_ptr(),
+            data: self
+                .mem
+                .start()
+                .wrapping_add(self.origin * self.width)
+                .cast_const()
+                .cast(),
+        }
+    }
+}
+
+fn words_as_bytes(words: &[u64], len: usize) -> &[u8] {
+    // SAFETY: `len` is at most the words' byte length (callers size them so).
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len) }
+}
+
+/// One strided call through the C ABI, every buffer flush against guards on `side`: data and
+/// indices as views of `(shape, strides)`, `bad` putting an out-of-range value at that
+/// row-major position of the indices (broadcast indices then show it at several positions).
+/// The result (status, message, output) must be the dense call's on copies of the views.
+/// Returns the status.
+#[allow(clippy::too_many_arguments)]
+fn guarded_strided_call(
+    op: Op,
+    dtype: DType,
+    index_dtype: DType,
+    data: (&[usize], &[isize]),
+    indices: (&[usize], &[isize]),
+    side: Side,
+    threads: usize,
+    bad: Option<usize>,
+) -> i32 {
+    let (w, iw) = (dtype.size(), index_dtype.size());
+    let mut data_view = GuardedView::new(data.0, data.1, w, side);
+    for (i, b) in data_view.mem.bytes_mut().iter_mut().enumerate() {
+        *b = (i * 31 + 7) as u8;
+    }
+    let mut index_view = GuardedView::new(indices.0, indices.1, iw, side);
+    // Values valid for every dimension an index addresses.
+    let smallest = match op {
+        Op::Elements { axis } | Op::Gather { axis, .. } => {
+            data.0[axis.rem_euclid(data.0.len() as i64) as usize]
+        }
+        Op::Nd { batch_dims } => {
+            let (b, k) = (batch_dims as usize, *indices.0.last().unwrap());
+            *data.0[b..b + k].iter().min().unwrap()
+        }
+    } as i64;
+    let n_idx = count(indices.0);
+    let write = |view: &mut GuardedView<'_>, p: usize, v: i64| {
+        let at = view.byte_at(p);
+        let bytes = view.mem.bytes_mut();
+        if iw == 8 {
+            bytes[at..at + 8].copy_from_slice(&v.to_ne_bytes());
+        } else {
+            bytes[at..at + 4].copy_from_slice(&(v as i32).to_ne_bytes());
+        }
+    };
+    for p in 0..n_idx {
+        let v = if smallest == 0 {
+            0
+        } else {
+            (p as i64 * 7919) % (2 * smallest) - smallest
+        };
+        write(&mut index_view, p, v);
+    }
+    if let Some(p) = bad {
+        // Out of range in either index type (2^40 would wrap to 0 as an int32).
+        write(
+            &mut index_view,
+            p,
+            if iw == 8 { 1 << 40 } else { i32::MIN.into() },
+        );
+    }
+
+    let options = if op.needs_openvino() {
+        Options::openvino(8)
+    } else {
+        Options::default()
+    }
+    .with_threads(threads);
+    let (dd, id) = (
+        TensorDesc::new(dtype, data.0),
+        TensorDesc::new(index_dtype, indices.0),
+    );
+    let out_shape = match op {
+        Op::Elements { axis } => {
+            GatherElements::new(dd, id, axis, &options).map(|p| p.output_shape().to_vec())
+        }
+        Op::Nd { batch_dims } => {
+            GatherNd::new(dd, id, batch_dims, &options).map(|p| p.output_shape().to_vec())
+        }
+        Op::Gather { axis, batch_dims } => {
+            Gather::new(dd, id, axis, batch_dims, &options).map(|p| p.output_shape().to_vec())
+        }
+    }
+    .unwrap_or_else(|e| panic!("{}", e.message()));
+    let out_len = count(&out_shape) * w;
+    let out = Guarded::new(out_len, side);
+
+    let i64s = |v: &[usize]| v.iter().map(|&d| d as i64).collect::<Vec<i64>>();
+    let steps = |v: &[isize]| v.iter().map(|&s| s as i64).collect::<Vec<i64>>();
+    let (ds, dst, is, ist, os) = (
+        i64s(data.0),
+        steps(data.1),
+        i64s(indices.0),
+        steps(indices.1),
+        i64s(&out_shape),
+    );
+    let d = data_view.descriptor(dtype, &ds, &dst);
+    let i = index_view.descriptor(index_dtype, &is, &ist);
+    let o = gk_tensor_mut {
+        dtype: dtype.code(),
+        rank: os.len(),
+        shape: os.as_ptr(),
+        data: out.start().cast(),
+    };
+    let c_options = gk_options {
+        flavor: if op.needs_openvino() {
+            GK_FLAVOR_OPENVINO
+        } else {
+            GK_FLAVOR_ONNX
+        },
+        version: options.opset,
+        num_threads: threads,
+        ..Default::default()
+    };
+    // SAFETY: each view's descriptor points to element [0, ..., 0] of a guarded mapping that
+    // holds exactly the bytes the view reaches; the output holds exactly its bytes.
+    let status = unsafe {
+        match op {
+            Op::Elements { axis } => gk_gather_elements_strided(&d, &i, axis, &o, &c_options),
+            Op::Nd { batch_dims } => gk_gather_nd_strided(&d, &i, batch_dims, &o, &c_options),
+            Op::Gather { axis, batch_dims } => {
+                gk_gather_strided(&d, &i, axis, batch_dims, &o, &c_options)
+            }
+        }
+    };
+    // SAFETY: the library returns a valid NUL-terminated string.
+    let message = unsafe { CStr::from_ptr(gk_last_error_message()) }
+        .to_string_lossy()
+        .into_owned();
+
+    // The dense call on copies of the views.
+    let (data_words, index_words) = (data_view.materialize(), index_view.materialize());
+    let mut want = vec![0u64; out_len.div_ceil(8)];
+    let dense = {
+        let d = DynTensorRef::new(
+            dtype,
+            data.0,
+            words_as_bytes(&data_words, count(data.0) * w),
+        );
+        let i = DynTensorRef::new(
+            index_dtype,
+            indices.0,
+            words_as_bytes(&index_words, n_idx * iw),
+        );
+        // SAFETY: the words' bytes, as many as the output needs.
+        let o_bytes =
+            unsafe { std::slice::from_raw_parts_mut(want.as_mut_ptr().cast::<u8>(), out_len) };
+        let o = DynTensorMut::new(dtype, &out_shape, o_bytes);
+        match op {
+            Op::Elements { axis } => gather_elements_dyn(d, i, axis, o, &options),
+            Op::Nd { batch_dims } => gather_nd_dyn(d, i, batch_dims, o, &options),
+            Op::Gather { axis, batch_dims } => gather_dyn(d, i, axis, batch_dims, o, &options),
+        }
+    };
+    match dense {
+        Ok(()) => {
+            assert_eq!(status, GK_STATUS_OK, "{message}");
+            assert!(
+                out.bytes() == words_as_bytes(&want, out_len),
+                "the strided output differs from the dense one"
+            );
+        }
+        Err(e) => assert_eq!((status, message.as_str()), (e.status().code(), e.message())),
+    }
+    status
+}
+
+/// (operator, (data shape, strides), (indices shape, strides), large). Views of every kind:
+/// negative strides (element [0, ...] at the far end of the memory), transposed, stepped,
+/// broadcast (stride 0: along the innermost dimension, or everywhere), scalar indices, and data
+/// without elements; large ones (float only) are split by 2 threads, inside rows.
+type StridedCase = (
+    Op,
+    (&'static [usize], &'static [isize]),
+    (&'static [usize], &'static [isize]),
+    bool,
+);
+
+const STRIDED_CASES: [StridedCase; 17] = [
+    // GatherElements: reversed data, reversed transposed indices.
+    (
+        Op::Elements { axis: 1 },
+        (&[33, 7], &[-7, -1]),
+        (&[33, 9], &[-1, -33]),
+        false,
+    ),
+    // Transposed data, an index per row broadcast along it.
+    (
+        Op::Elements { axis: 0 },
+        (&[7, 33], &[1, 7]),
+        (&[5, 33], &[1, 0]),
+        false,
+    ),
+    // Data broadcast along its first dimension; indices too, and read backwards.
+    (
+        Op::Elements { axis: -1 },
+        (&[5, 6, 7], &[0, 7, 1]),
+        (&[5, 3, 4], &[0, -4, 1]),
+        false,
+    ),
+    // Stepped data (every third element), dense indices.
+    (
+        Op::Elements { axis: 1 },
+        (&[9, 8], &[24, 3]),
+        (&[9, 5], &[5, 1]),
+        false,
+    ),
+    // The broadcast-row case, rows of data in reverse: 2 MiB of output.
+    (
+        Op::Elements { axis: 0 },
+        (&[4096, 128], &[-128, 1]),
+        (&[4096, 128], &[1, 0]),
+        true,
+    ),
+    // GatherND: transposed data, reversed tuples.
+    (
+        Op::Nd { batch_dims: 0 },
+        (&[40, 5], &[1, 40]),
+        (&[37, 1], &[-1, 0]),
+        false,
+    ),
+    // Mixed signs; pairs stored transposed.
+    (
+        Op::Nd { batch_dims: 0 },
+        (&[6, 5, 4], &[-20, 4, -1]),
+        (&[8, 2], &[1, 8]),
+        false,
+    ),
+    // A batch dimension innermost in memory; one tuple per batch, broadcast.
+    (
+        Op::Nd { batch_dims: 1 },
+        (&[3, 10, 4], &[1, 12, 3]),
+        (&[3, 7, 1], &[1, 0, 5]),
+        false,
+    ),
+    // 14000 reversed tuples of 300-float rows read in reverse order: 16.8 MB, streamed.
+    (
+        Op::Nd { batch_dims: 0 },
+        (&[50, 300], &[-300, 1]),
+        (&[14000, 1], &[-1, 0]),
+        true,
+    ),
+    // Gather: reversed data, transposed indices.
+    (
+        Op::Gather {
+            axis: 1,
+            batch_dims: 0,
+        },
+        (&[3, 40, 2], &[-80, -2, -1]),
+        (&[5, 7], &[1, 5]),
+        false,
+    ),
+    // One index element for all 37 positions.
+    (
+        Op::Gather {
+            axis: 0,
+            batch_dims: 0,
+        },
+        (&[40, 16], &[16, 1]),
+        (&[37], &[0]),
+        false,
+    ),
+    // A scalar index into reversed transposed data.
+    (
+        Op::Gather {
+            axis: 1,
+            batch_dims: 0,
+        },
+        (&[6, 40], &[-1, -6]),
+        (&[], &[]),
+        false,
+    ),
+    // OpenVINO batch dimensions: the batch innermost but one in data's memory, indices
+    // transposed.
+    (
+        Op::Gather {
+            axis: 1,
+            batch_dims: 1,
+        },
+        (&[3, 40, 4], &[4, 12, 1]),
+        (&[3, 7], &[1, 3]),
+        false,
+    ),
+    // batch_dims -1 (1 of 2); indices broadcast over the batch and read backwards.
+    (
+        Op::Gather {
+            axis: 2,
+            batch_dims: -1,
+        },
+        (&[2, 3, 40, 5], &[-600, 200, -5, 1]),
+        (&[2, 3], &[0, -1]),
+        false,
+    ),
+    // No data elements (any strides): only the index values are read.
+    (
+        Op::Gather {
+            axis: 0,
+            batch_dims: 0,
+        },
+        (&[40, 0], &[-5, 1 << 40]),
+        (&[37], &[-1]),
+        false,
+    ),
+    // 250 reversed indices reused across 1201 outer positions, data rows reversed: 3.6 MB.
+    (
+        Op::Gather {
+            axis: 1,
+            batch_dims: 0,
+        },
+        (&[1201, 40, 3], &[-120, 3, 1]),
+        (&[250], &[-1]),
+        true,
+    ),
+    // Transposed indices of a large GatherElements along the last axis (over 2 MiB of work
+    // with int32 indices too).
+    (
+        Op::Elements { axis: 1 },
+        (&[4096, 64], &[64, 1]),
+        (&[4096, 64], &[1, 4096]),
+        true,
+    ),
+];
+
+#[test]
+fn strided_views_stay_inside_the_elements_they_reach() {
+    for (op, data, indices, large) in STRIDED_CASES {
+        let n_idx = count(indices.0);
+        for dtype in WIDTHS {
+            if large && dtype != DType::Float {
+                continue; // once is enough: the strided kernels are byte-generic
+            }
+            for side in [Side::Front, Side::Back] {
+                for threads in [1, 2] {
+                    let bads = [None, Some(n_idx.saturating_sub(1)), Some(n_idx / 2)];
+                    for (k, bad) in bads.into_iter().enumerate() {
+                        if bad.is_some() && n_idx == 0 {
+                            continue;
+                        }
+                        let index_dtype = if (k + threads) % 2 == 0 {
+                            DType::Int64
+                        } else {
+                            DType::Int32
+                        };
+                        let ctx = format!(
+                            "{op:?} {dtype} {data:?} {indices:?} {index_dtype} {side:?} {threads}t bad={bad:?}"
+                        );
+                        let status = guarded_strided_call(
+                            op,
+                            dtype,
+                            index_dtype,
+                            data,
+                            indices,
+                            side,
+                            threads,
+                            bad,
+                        );
+                        let want = if bad.is_some() {
+                            GK_STATUS_INDEX_OUT_OF_BOUNDS
+                        } else {
+                            GK_STATUS_OK
+                        };
+                        assert_eq!(status, want, "{ctx}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -330,3 +330,16 @@ def test_misaligned_arrays_are_copied_or_named():
 
 def test_list_data_for_scatters():
     assert gatherkit.scatter_nd([1, 2, 3], np.array([[1]]), np.array([9])).tolist() == [1, 9, 3]
+
+
+def test_jax_arrays_are_read_where_they_are():
+    jax_numpy = pytest.importorskip("jax.numpy")
+    x = jax_numpy.arange(24, dtype=jax_numpy.float32).reshape(4, 6)
+    idx = jax_numpy.array([[3, 0, 1, 2, 0, 1]])
+    got = gatherkit.gather_elements(x, idx, axis=0, copy=False)
+    assert np.array_equal(got, np.asarray(jax_numpy.take_along_axis(x, idx, axis=0)))
+    assert input_address(x, copy=False) == x.unsafe_buffer_pointer()
+    if ml_dtypes is not None:
+        b = jax_numpy.arange(6, dtype=jax_numpy.bfloat16)
+        got = gatherkit.gather(b, jax_numpy.array([5, 0], dtype=jax_numpy.int32), copy=False)
+        assert got.dtype == np.dtype(ml_dtypes.bfloat16) and got.astype(np.float32).tolist() == [5.0, 0.0]

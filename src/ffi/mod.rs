@@ -153,8 +153,16 @@ unsafe fn gather_call<O: Operator>(
     plan.run_checked(b)
 }
 
-/// Steps 1–2 for a gather with strided inputs; not inlined, as [`read_call`]. Returns the
-/// descriptors, the inputs' strides and the options.
+/// What steps 1–2 read for a gather with strided inputs: the descriptors (data, indices,
+/// output), the inputs' strides and the options. On the heap: in the entry point's frame they
+/// would sit under every later frame (calls have at most 4 KiB of stack).
+struct StridedCall {
+    descriptors: [Descriptor; 3],
+    strides: [Vec<isize>; 2],
+    options: Options,
+}
+
+/// Steps 1–2 for a gather with strided inputs; not inlined, as [`read_call`].
 ///
 /// # Safety
 /// As for `gk_gather_elements_strided`.
@@ -164,7 +172,7 @@ unsafe fn read_strided_call(
     indices: *const gk_strided_tensor,
     output: *const gk_tensor_mut,
     options: *const gk_options,
-) -> Result<([Descriptor; 3], [Vec<isize>; 2], Options)> {
+) -> Result<Box<StridedCall>> {
     // SAFETY: the three pointers are NULL or valid, by the function's contract.
     let (d, d_strides, i, i_strides, o) = unsafe {
         let (d, d_strides) = read_strided_tensor("data", data)?;
@@ -186,7 +194,11 @@ unsafe fn read_strided_call(
             read_strides("indices", i_strides, descriptors[1].shape.as_slice())?,
         ]
     };
-    Ok((descriptors, strides, options))
+    Ok(Box::new(StridedCall {
+        descriptors,
+        strides,
+        options,
+    }))
 }
 
 /// One gather call with strided inputs: steps 1–2 here, 3–8 in the plan, step 9 on the views'
@@ -203,9 +215,10 @@ unsafe fn strided_call<O: Operator>(
     make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<Plan<O>>,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    let ([d, i, o], [d_strides, i_strides], options) =
-        unsafe { read_strided_call(data, indices, output, options) }?;
-    let plan = boxed_plan(&d, &i, &options, make)?;
+    let call = unsafe { read_strided_call(data, indices, output, options) }?;
+    let [d, i, o] = &call.descriptors;
+    let [d_strides, i_strides] = &call.strides;
+    let plan = boxed_plan(d, i, &call.options, make)?;
     plan.check_output(o.desc())?;
     // NULL, then alignment, for the three addresses in order, as the dense entry points check
     // them; then the bytes each view reaches.
@@ -222,14 +235,14 @@ unsafe fn strided_call<O: Operator>(
         "data->data",
         d.address,
         d.shape.as_slice(),
-        &d_strides,
+        d_strides,
         d.dtype,
     )?;
     let i_span = address_span(
         "indices->data",
         i.address,
         i.shape.as_slice(),
-        &i_strides,
+        i_strides,
         i.dtype,
     )?;
     for (what, span) in [("data", d_span), ("indices", i_span)] {
@@ -250,13 +263,13 @@ unsafe fn strided_call<O: Operator>(
     plan.run_strided_bytes_uninit(
         DynStridedRef {
             desc: d.desc(),
-            strides: &d_strides,
+            strides: d_strides,
             bytes: d_bytes,
             origin: d_span.map_or(0, |s| s.origin),
         },
         DynStridedRef {
             desc: i.desc(),
-            strides: &i_strides,
+            strides: i_strides,
             bytes: i_bytes,
             origin: i_span.map_or(0, |s| s.origin),
         },

@@ -189,7 +189,8 @@ const RING: usize = 64;
 /// The data offsets of whole rows whose tuples were read and checked (and data prefetched) but
 /// not yet copied, in row order; and the bad index that stopped the resolving, if any.
 struct Ring {
-    bases: [isize; RING],
+    /// On the heap: 512 bytes in the kernel's frame would take an eighth of a call's stack.
+    bases: Box<[isize; RING]>,
     resolved: usize,
     copied: usize,
     bad: Option<BadIndex>,
@@ -198,7 +199,7 @@ struct Ring {
 impl Ring {
     fn new() -> Ring {
         Ring {
-            bases: [0; RING],
+            bases: Box::new([0; RING]),
             resolved: 0,
             copied: 0,
             bad: None,

@@ -48,6 +48,57 @@ int main() {
         std::fprintf(stderr, "test_header_cpp: scatter status %d: %s\n", status, gk_last_error_message());
         return 1;
     }
+    // The strided gathers: a [3, 2] view of a [2, 3] buffer, transposed (strides {1, 3}), so
+    // V[i][j] = m[j][i] = m[3j + i]; indices broadcast, read backwards, and row-major.
+    const int32_t m[6] = {0, 1, 2, 3, 4, 5};
+    const int64_t v_shape[2] = {3, 2};
+    const int64_t v_strides[2] = {1, 3};
+    const int64_t backwards[1] = {-1};
+    const int64_t broadcast[2] = {1, 0};
+    const int64_t picks[2] = {1, -1};
+    const int64_t rows[3] = {2, 0, 1};
+    const int64_t two[1] = {2};
+    const int64_t gather_shape[2] = {3, 2};
+    const int64_t tuple_shape[2] = {1, 2};
+    const int64_t one[1] = {1};
+    int32_t got[6] = {0, 0, 0, 0, 0, 0};
+    gk_strided_tensor sd = GK_STRIDED_TENSOR_INIT;
+    gk_strided_tensor sx = GK_STRIDED_TENSOR_INIT;
+    sd.dtype = GK_DTYPE_INT32;
+    sd.rank = 2;
+    sd.shape = v_shape;
+    sd.strides = v_strides;
+    sd.data = m;
+    sx.dtype = GK_DTYPE_INT64;
+    sx.rank = 2;
+    sx.shape = v_shape;
+    sx.strides = broadcast;
+    sx.data = rows; // indices [3, 2] = {{2, 2}, {0, 0}, {1, 1}}
+    gk_tensor_mut go = {GK_DTYPE_INT32, 2, v_shape, got};
+    // GatherElements along axis 0: out[i][j] = V[rows[i]][j] = 3j + rows[i].
+    status = gk_gather_elements_strided(&sd, &sx, 0, &go, NULL);
+    ok = status == GK_STATUS_OK && got[0] == 2 && got[1] == 5 && got[2] == 0 && got[3] == 3 && got[4] == 1 &&
+         got[5] == 4;
+    // Gather along axis 1 with {-1, 1} (picks read backwards): columns 1 and 1 of V.
+    sx.rank = 1;
+    sx.shape = two;
+    sx.strides = backwards;
+    sx.data = picks + 1;
+    gk_tensor_mut gg = {GK_DTYPE_INT32, 2, gather_shape, got};
+    status = ok ? gk_gather_strided(&sd, &sx, 1, 0, &gg, NULL) : status;
+    ok = ok && status == GK_STATUS_OK && got[0] == 3 && got[1] == 3 && got[2] == 4 && got[5] == 5;
+    // GatherND: one tuple (1, -1) = V[1][1] = 4, with NULL strides.
+    sx.rank = 2;
+    sx.shape = tuple_shape;
+    sx.strides = NULL;
+    sx.data = picks;
+    gk_tensor_mut gn = {GK_DTYPE_INT32, 1, one, got};
+    status = ok ? gk_gather_nd_strided(&sd, &sx, 0, &gn, NULL) : status;
+    ok = ok && status == GK_STATUS_OK && got[0] == 4;
+    if (!ok) {
+        std::fprintf(stderr, "test_header_cpp: strided status %d: %s\n", status, gk_last_error_message());
+        return 1;
+    }
     std::printf("test_header_cpp: all checks passed\n");
     return 0;
 }

@@ -2,7 +2,8 @@
  * "pool" that runs tasks serially in reverse order. Every configuration gives bitwise the same
  * output as gatherkit's own pool and as one thread, and the same error for a bad index, whatever
  * the host does; the error message is set on the calling thread. The scatters too: float sums
- * of duplicates and last-wins duplicates are bitwise the same whatever the split. */
+ * of duplicates and last-wins duplicates are bitwise the same whatever the split. The strided
+ * gathers too, on transposed, reversed and broadcast views. */
 #include "check.h"
 
 #include <pthread.h>
@@ -109,7 +110,9 @@ static void reverse_parallel_for(void *host_ctx, size_t n, gk_task_fn task, void
 
 typedef struct {
     const char *name;
-    int op; /* 0: GatherElements, 1: GatherND, 2: ScatterElements, 3: ScatterND */
+    /* 0: GatherElements, 1: GatherND, 2: ScatterElements, 3: ScatterND; strided: 4:
+     * GatherElements, 5: GatherND, 6: Gather (batch_dims 0) */
+    int op;
     size_t data_rank, indices_rank;
     int64_t data_shape[3], indices_shape[3], out_shape[3];
     size_t out_rank;
@@ -119,32 +122,61 @@ typedef struct {
     size_t updates_rank;
     int64_t updates_shape[3];
     int32_t reduction;
+    /* Strided gathers only: the views' strides (each view reaches every element of its buffer,
+     * from its lowest to its highest). */
+    int64_t data_strides[3], indices_strides[3];
 } config;
 
 static const config configs[] = {
     /* GatherElements along the last axis (strided rows), 8 MiB of output */
-    {"elements rows", 0, 2, 2, {512, 1024, 0}, {512, 4096, 0}, {512, 4096, 0}, 2, 1, 1024, 0, {0}, 0},
+    {"elements rows", 0, 2, 2, {512, 1024, 0}, {512, 4096, 0}, {512, 4096, 0}, 2, 1, 1024, 0, {0}, 0, {0}, {0}},
     /* GatherElements across axis 0 with a 1 MiB slab (tiled) */
-    {"elements tiled", 0, 2, 2, {1024, 256, 0}, {4096, 256, 0}, {4096, 256, 0}, 2, 0, 1024, 0, {0}, 0},
+    {"elements tiled", 0, 2, 2, {1024, 256, 0}, {4096, 256, 0}, {4096, 256, 0}, 2, 0, 1024, 0, {0}, 0, {0}, {0}},
     /* GatherND lookups of 64-float rows, batched */
-    {"nd batched rows", 1, 3, 3, {4, 2048, 64}, {4, 8192, 1}, {4, 8192, 64}, 3, 1, 2048, 0, {0}, 0},
+    {"nd batched rows", 1, 3, 3, {4, 2048, 64}, {4, 8192, 1}, {4, 8192, 64}, 3, 1, 2048, 0, {0}, 0, {0}, {0}},
     /* GatherND points (3-component tuples) into a cube, 1-element slices */
-    {"nd points", 1, 3, 2, {128, 128, 128}, {1 << 20, 3, 0}, {1 << 20, 0, 0}, 1, 0, 128, 0, {0}, 0},
+    {"nd points", 1, 3, 2, {128, 128, 128}, {1 << 20, 3, 0}, {1 << 20, 0, 0}, 1, 0, 128, 0, {0}, 0, {0}, {0}},
     /* ScatterElements across axis 0: four updates per element on average, summed */
     {"scatter elements add", 2, 2, 2, {1024, 256, 0}, {4096, 256, 0}, {1024, 256, 0}, 2, 0, 1024, 2,
-     {4096, 256, 0}, GK_REDUCTION_ADD},
+     {4096, 256, 0}, GK_REDUCTION_ADD, {0}, {0}},
     /* ScatterND rows of 64 floats, four per row on average, summed */
     {"scatter nd rows add", 3, 2, 2, {2048, 64, 0}, {8192, 1, 0}, {2048, 64, 0}, 2, 0, 2048, 2, {8192, 64, 0},
-     GK_REDUCTION_ADD},
+     GK_REDUCTION_ADD, {0}, {0}},
     /* ScatterND points into a cube, duplicates: the last wins */
     {"scatter nd points none", 3, 3, 2, {128, 128, 128}, {1 << 20, 3, 0}, {128, 128, 128}, 3, 0, 128, 1,
-     {1 << 20, 0, 0}, GK_REDUCTION_NONE},
+     {1 << 20, 0, 0}, GK_REDUCTION_NONE, {0}, {0}},
+    /* Strided GatherElements across axis 0 of reversed data, one index per row broadcast along
+     * the features (the graph-network case): rows copied whole */
+    {"strided elements broadcast", 4, 2, 2, {1024, 256, 0}, {4096, 256, 0}, {4096, 256, 0}, 2, 0, 1024, 0, {0}, 0,
+     {-256, -1, 0}, {1, 0, 0}},
+    /* Strided GatherElements along axis 1 of transposed data ([512, 1024] read as [1024, 512]) */
+    {"strided elements transposed", 4, 2, 2, {1024, 512, 0}, {1024, 2048, 0}, {1024, 2048, 0}, 2, 1, 512, 0, {0},
+     0, {1, 1024, 0}, {2048, 1, 0}},
+    /* Strided GatherND points into a reversed cube, the tuples read transposed */
+    {"strided nd points", 5, 3, 2, {128, 128, 128}, {1 << 20, 3, 0}, {1 << 20, 0, 0}, 1, 0, 128, 0, {0}, 0,
+     {-16384, -128, -1}, {1, 1 << 20, 0}},
+    /* Strided Gather of rows of transposed data ([256, 1024] read as [1024, 256]) */
+    {"strided gather rows", 6, 2, 1, {1024, 256, 0}, {4096, 0, 0}, {4096, 256, 0}, 2, 0, 1024, 0, {0}, 0,
+     {1, 1024, 0}, {1, 0, 0}},
 };
 
 static size_t count(const int64_t *shape, size_t rank) {
     size_t n = 1, k;
     for (k = 0; k < rank; k++) n *= (size_t)shape[k];
     return n;
+}
+
+/* The elements a strided view's buffer holds (from its lowest to its highest element), and where
+ * element [0, ...] is among them. */
+static size_t view_span(const int64_t *shape, const int64_t *strides, size_t rank, size_t *origin) {
+    size_t span = 1, k;
+    *origin = 0;
+    for (k = 0; k < rank; k++) {
+        size_t reach = (size_t)(shape[k] - 1) * (size_t)(strides[k] < 0 ? -strides[k] : strides[k]);
+        span += reach;
+        if (strides[k] < 0) *origin += reach;
+    }
+    return span;
 }
 
 static uint64_t next_random(uint64_t *state) {
@@ -161,11 +193,28 @@ static int32_t run(const config *c, const float *data, const int64_t *indices, c
     gk_tensor i = make_tensor(GK_DTYPE_INT64, c->indices_rank, c->indices_shape, indices);
     gk_tensor u = make_tensor(GK_DTYPE_FLOAT, c->updates_rank, c->updates_shape, updates);
     gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, c->out_rank, c->out_shape, out);
+    gk_strided_tensor sd = GK_STRIDED_TENSOR_INIT, si = GK_STRIDED_TENSOR_INIT;
+    size_t data_origin, indices_origin;
     int32_t status;
+    view_span(c->data_shape, c->data_strides, c->data_rank, &data_origin);
+    view_span(c->indices_shape, c->indices_strides, c->indices_rank, &indices_origin);
+    sd.dtype = GK_DTYPE_FLOAT;
+    sd.rank = c->data_rank;
+    sd.shape = c->data_shape;
+    sd.strides = c->data_strides;
+    sd.data = data + data_origin;
+    si.dtype = GK_DTYPE_INT64;
+    si.rank = c->indices_rank;
+    si.shape = c->indices_shape;
+    si.strides = c->indices_strides;
+    si.data = indices + indices_origin;
     switch (c->op) {
     case 0: status = gk_gather_elements(&d, &i, c->attribute, &o, options); break;
     case 1: status = gk_gather_nd(&d, &i, c->attribute, &o, options); break;
     case 2: status = gk_scatter_elements(&d, &i, &u, c->attribute, c->reduction, &o, options); break;
+    case 4: status = gk_gather_elements_strided(&sd, &si, c->attribute, &o, options); break;
+    case 5: status = gk_gather_nd_strided(&sd, &si, c->attribute, &o, options); break;
+    case 6: status = gk_gather_strided(&sd, &si, c->attribute, 0, &o, options); break;
     default: status = gk_scatter_nd(&d, &i, &u, c->reduction, &o, options); break;
     }
     snprintf(message, message_size, "%s", gk_last_error_message());
@@ -182,7 +231,12 @@ int main(void) {
     }
     for (k = 0; k < sizeof configs / sizeof configs[0]; k++) {
         const config *c = &configs[k];
-        size_t nd = count(c->data_shape, c->data_rank), ni = count(c->indices_shape, c->indices_rank);
+        size_t origin;
+        /* Elements of the data and indices buffers (for a strided view, those its span holds). */
+        size_t nd = c->op >= 4 ? view_span(c->data_shape, c->data_strides, c->data_rank, &origin)
+                               : count(c->data_shape, c->data_rank);
+        size_t ni = c->op >= 4 ? view_span(c->indices_shape, c->indices_strides, c->indices_rank, &origin)
+                               : count(c->indices_shape, c->indices_rank);
         size_t no = count(c->out_shape, c->out_rank), nu = count(c->updates_shape, c->updates_rank);
         float *data = (float *)malloc(nd * sizeof *data);
         float *updates = (float *)malloc((nu ? nu : 1) * sizeof *updates);

@@ -473,6 +473,178 @@ static void scatter_errors(void) {
                  "updates is NULL");
 }
 
+/* ---- Strided gathers ---- */
+
+static gk_strided_tensor make_view(int32_t dtype, size_t rank, const int64_t *shape, const int64_t *strides,
+                                   const void *data) {
+    gk_strided_tensor t = GK_STRIDED_TENSOR_INIT;
+    t.dtype = dtype;
+    t.rank = rank;
+    t.shape = shape;
+    t.strides = strides;
+    t.data = data;
+    return t;
+}
+
+/* Small calls, default threads: a transposed data view with broadcast indices (GatherElements),
+ * GatherND and Gather on it, then a bad index for each. V = the [4, 3] transpose of a [3, 4]
+ * buffer: V[i][j] = data[4j + i]. */
+static void strided_small(void) {
+    static const int64_t vshape[2] = {4, 3}, transposed[2] = {1, 4}, broadcast[2] = {1, 0};
+    static const int64_t rows_shape[2] = {2, 3}, tuples_shape[2] = {2, 2}, picks_shape[1] = {2};
+    static const int64_t nd_out_shape[1] = {2}, gather_out_shape[2] = {2, 3};
+    const int32_t data[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    int64_t rows[2] = {3, -4};
+    int64_t tuples[4] = {1, 2, -1, 0};
+    int32_t out[6];
+    gk_strided_tensor d = make_view(GK_DTYPE_INT32, 2, vshape, transposed, data);
+    gk_strided_tensor r = make_view(GK_DTYPE_INT64, 2, rows_shape, broadcast, rows);
+    gk_strided_tensor t = make_view(GK_DTYPE_INT64, 2, tuples_shape, NULL, tuples);
+    gk_strided_tensor p = make_view(GK_DTYPE_INT64, 1, picks_shape, NULL, rows);
+    gk_tensor_mut o = make_output(GK_DTYPE_INT32, 2, rows_shape, out);
+    gk_tensor_mut on = make_output(GK_DTYPE_INT32, 1, nd_out_shape, out);
+    gk_tensor_mut og = make_output(GK_DTYPE_INT32, 2, gather_out_shape, out);
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &r, 0, &o, NULL)), GK_STATUS_OK, NULL);
+    CHECK(out[0] == 3 && out[1] == 7 && out[2] == 11 && out[3] == 0 && out[5] == 8);
+    CHECK_STATUS(AT_CALL(gk_gather_nd_strided(&d, &t, 0, &on, NULL)), GK_STATUS_OK, NULL);
+    CHECK(out[0] == 9 && out[1] == 3);
+    CHECK_STATUS(AT_CALL(gk_gather_strided(&d, &p, 0, 0, &og, NULL)), GK_STATUS_OK, NULL);
+    CHECK(out[0] == 3 && out[2] == 11 && out[3] == 0 && out[5] == 8);
+    rows[1] = 4;
+    tuples[3] = -4;
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &r, 0, &o, NULL)), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "indices[1, 0] = 4 is out of range");
+    CHECK_STATUS(AT_CALL(gk_gather_nd_strided(&d, &t, 0, &on, NULL)), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "(indices[1, 1]) = -4 is out of range");
+    CHECK_STATUS(AT_CALL(gk_gather_strided(&d, &p, 0, 0, &og, NULL)), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "indices[1] = 4 is out of range");
+}
+
+/* Rank-64 views read backwards (every stride -1), and a bad index: the message formats 64
+ * coordinates. */
+static void strided_rank64_bad_index(void) {
+    int64_t shape[GK_MAX_RANK], strides[GK_MAX_RANK];
+    const float data[2] = {1, 2};
+    const int64_t indices[2] = {9, 1};
+    float out[2];
+    gk_strided_tensor d, i;
+    gk_tensor_mut o;
+    size_t k;
+    for (k = 0; k < GK_MAX_RANK; k++) {
+        shape[k] = 1;
+        strides[k] = -1;
+    }
+    shape[GK_MAX_RANK - 1] = 2;
+    d = make_view(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, strides, data + 1);
+    i = make_view(GK_DTYPE_INT64, GK_MAX_RANK, shape, strides, indices + 1);
+    o = make_output(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, out);
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &i, GK_MAX_RANK - 1, &o, NULL)),
+                 GK_STATUS_INDEX_OUT_OF_BOUNDS, "= 9 is out of range");
+    /* Gather along the last axis with indices {1, 9} (read backwards): the output has data's shape. */
+    i = make_view(GK_DTYPE_INT64, 1, shape + GK_MAX_RANK - 1, strides, indices + 1);
+    CHECK_STATUS(AT_CALL(gk_gather_strided(&d, &i, GK_MAX_RANK - 1, 0, &o, NULL)), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "indices[1] = 9 is out of range");
+}
+
+/* The strided shell's own errors: a wrong struct_size, a rank-64 view whose reach leaves the
+ * address space (its 64 strides formatted), an output over the bytes a view spans. */
+static void strided_errors(void) {
+    int64_t shape[GK_MAX_RANK], strides[GK_MAX_RANK];
+    static const int64_t two[1] = {2}, padded[1] = {2};
+    float data[4] = {1, 2, 3, 4};
+    const int64_t indices[4] = {0, 1, 1, 0};
+    float out[4];
+    gk_strided_tensor d, i;
+    gk_tensor_mut o;
+    size_t k;
+    for (k = 0; k < GK_MAX_RANK; k++) {
+        shape[k] = k < GK_MAX_RANK - 2 ? 1 : 2;
+        strides[k] = INT64_MAX / 2 - (int64_t)k;
+    }
+    d = make_view(GK_DTYPE_FLOAT, 1, two, padded, data);
+    i = make_view(GK_DTYPE_INT64, 1, two, NULL, indices);
+    o = make_output(GK_DTYPE_FLOAT, 1, two, out);
+    i.struct_size = 8;
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &i, 0, &o, NULL)), GK_STATUS_INVALID_ARGUMENT,
+                 "indices->struct_size is 8");
+    i.struct_size = sizeof i;
+    o.data = data + 1; /* the gap between the view's two elements */
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &i, 0, &o, NULL)), GK_STATUS_OVERLAP,
+                 "overlap data bytes");
+    /* A rank-64 view of 4 elements (dimensions of 1 but the last two) whose two real strides are
+     * near PTRDIFF_MAX / 2: it spans more than PTRDIFF_MAX bytes; the message formats 64
+     * strides (and is cut at 1023 bytes). */
+    d = make_view(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, strides, data);
+    i = make_view(GK_DTYPE_INT64, GK_MAX_RANK, shape, NULL, indices);
+    o = make_output(GK_DTYPE_FLOAT, GK_MAX_RANK, shape, out);
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &i, 0, &o, NULL)), GK_STATUS_OVERFLOW,
+                 "data->data: shape [1, 1, 1");
+}
+
+/* GatherElements along axis 0 of the big data with indices [rows, BIG_COLS] read as one value
+ * per row (strides {1, 0}): whole rows copied, streamed once the output reaches 16 MiB. */
+static void strided_broadcast_rows(int64_t rows) {
+    const int64_t dshape[2] = {BIG_ROWS, BIG_COLS};
+    const int64_t ishape[2] = {rows, BIG_COLS};
+    static const int64_t broadcast[2] = {1, 0};
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    gk_strided_tensor d = make_view(GK_DTYPE_FLOAT, 2, dshape, NULL, big_data);
+    gk_strided_tensor i = make_view(GK_DTYPE_INT64, 2, ishape, broadcast, big_indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, ishape, big_out);
+    int64_t r, c;
+    int wrong = 0;
+    for (r = 0; r < rows; r++) big_indices[r] = (r * 7919) % BIG_ROWS;
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &i, 0, &o, &opts)), GK_STATUS_OK, NULL);
+    for (r = 0; r < rows; r++)
+        for (c = 0; c < BIG_COLS; c++) wrong += big_out[r * BIG_COLS + c] != big_data[big_indices[r] * BIG_COLS + c];
+    CHECK(wrong == 0);
+    big_indices[rows / 2] = -BIG_ROWS - 1;
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &i, 0, &o, &opts)), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "is out of range");
+}
+
+static void strided_broadcast_rows_small(void) { strided_broadcast_rows(64); }
+static void strided_broadcast_rows_streamed(void) { strided_broadcast_rows(4096); }
+
+/* The big data transposed ([BIG_COLS, BIG_ROWS], strides {1, BIG_COLS}): GatherElements along
+ * axis 1 (an index per element, data steps of BIG_COLS), Gather along axis 0 (rows of the view
+ * are columns of the buffer), GatherND with reversed data (rows copied backwards). */
+static void strided_transposed(void) {
+    const int64_t vshape[2] = {BIG_COLS, BIG_ROWS}, transposed[2] = {1, BIG_COLS};
+    const int64_t ishape[2] = {BIG_COLS, 64}, pshape[1] = {64}, oshape[2] = {64, BIG_ROWS};
+    const int64_t reversed[2] = {-BIG_COLS, -1}, dshape[2] = {BIG_ROWS, BIG_COLS};
+    const int64_t tshape[2] = {64, 1}, toshape[2] = {64, BIG_COLS};
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    gk_strided_tensor d = make_view(GK_DTYPE_FLOAT, 2, vshape, transposed, big_data);
+    gk_strided_tensor i = make_view(GK_DTYPE_INT64, 2, ishape, NULL, big_indices);
+    gk_strided_tensor p = make_view(GK_DTYPE_INT64, 1, pshape, NULL, big_indices);
+    gk_strided_tensor t = make_view(GK_DTYPE_INT64, 2, tshape, NULL, big_indices);
+    gk_strided_tensor back = make_view(GK_DTYPE_FLOAT, 2, dshape, reversed, big_data + BIG_ROWS * BIG_COLS - 1);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, ishape, big_out);
+    gk_tensor_mut og = make_output(GK_DTYPE_FLOAT, 2, oshape, big_out);
+    gk_tensor_mut on = make_output(GK_DTYPE_FLOAT, 2, toshape, big_out);
+    int64_t r, c;
+    int wrong = 0;
+    for (r = 0; r < BIG_COLS * 64; r++) big_indices[r] = (r * 7919) % BIG_ROWS;
+    CHECK_STATUS(AT_CALL(gk_gather_elements_strided(&d, &i, 1, &o, &opts)), GK_STATUS_OK, NULL);
+    for (r = 0; r < BIG_COLS; r++)
+        for (c = 0; c < 64; c++) wrong += big_out[r * 64 + c] != big_data[big_indices[r * 64 + c] * BIG_COLS + r];
+    CHECK_STATUS(AT_CALL(gk_gather_strided(&d, &p, 0, 0, &og, &opts)), GK_STATUS_OK, NULL);
+    for (r = 0; r < 64; r++)
+        for (c = 0; c < BIG_ROWS; c++)
+            wrong += big_out[r * BIG_ROWS + c] != big_data[c * BIG_COLS + big_indices[r] % BIG_COLS];
+    CHECK_STATUS(AT_CALL(gk_gather_nd_strided(&back, &t, 0, &on, &opts)), GK_STATUS_OK, NULL);
+    for (r = 0; r < 64; r++)
+        for (c = 0; c < BIG_COLS; c++)
+            wrong += big_out[r * BIG_COLS + c] != big_data[(BIG_ROWS - 1 - big_indices[r]) * BIG_COLS + BIG_COLS - 1 - c];
+    CHECK(wrong == 0);
+    big_indices[40] = BIG_COLS; /* out of range for both */
+    CHECK_STATUS(AT_CALL(gk_gather_nd_strided(&back, &t, 0, &on, &opts)), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "(indices[40, 0])");
+    CHECK_STATUS(AT_CALL(gk_gather_strided(&d, &p, 0, 0, &og, &opts)), GK_STATUS_INDEX_OUT_OF_BOUNDS,
+                 "indices[40]");
+}
+
 typedef struct {
     const char *name;
     void (*run)(void);
@@ -543,6 +715,12 @@ int main(void) {
         {"ScatterND k=0, add", nd_whole_tensor},
         {"Scatter* bad index in rank-64 tensors", scatter_bad_index},
         {"Scatter* error messages", scatter_errors},
+        {"Strided gathers, small, default threads, bad indices", strided_small},
+        {"Strided bad index in rank-64 views", strided_rank64_bad_index},
+        {"Strided shell errors (struct_size, overlap, rank 64)", strided_errors},
+        {"Strided broadcast index rows", strided_broadcast_rows_small},
+        {"Strided broadcast index rows, streamed", strided_broadcast_rows_streamed},
+        {"Strided transposed and reversed views", strided_transposed},
     };
     size_t k, worst = 0;
     big_data = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);

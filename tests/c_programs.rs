@@ -12,6 +12,7 @@ const PROGRAMS: &[&str] = &[
     "test_errors",
     "test_text",
     "test_host_pool",
+    "test_strided",
 ];
 
 /// Where the library's C artifacts are: `cargo test` builds the library once with all its crate
@@ -194,8 +195,8 @@ fn readme_c_example_runs_and_prints_the_documented_output() {
 }
 
 /// The header compiles in every C and C++ standard a user may build with, strictly (finding 7 of
-/// the second hardening round: a `//` comment made C89 fail), and GK_OPTIONS_INIT is a valid
-/// initializer in each.
+/// the second hardening round: a `//` comment made C89 fail), and GK_OPTIONS_INIT and
+/// GK_STRIDED_TENSOR_INIT are valid initializers in each.
 #[test]
 fn header_compiles_as_c89_to_c11_and_cxx98_to_cxx20() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -204,7 +205,9 @@ fn header_compiles_as_c89_to_c11_and_cxx98_to_cxx20() {
     let body = "#include \"gatherkit.h\"\n\
                 int main(void) {\n\
                     gk_options o = GK_OPTIONS_INIT;\n\
-                    return (int)o.num_threads + (int)(o.struct_size != sizeof(gk_options));\n\
+                    gk_strided_tensor t = GK_STRIDED_TENSOR_INIT;\n\
+                    return (int)o.num_threads + (int)(o.struct_size != sizeof(gk_options))\n\
+                        + (int)(t.struct_size != sizeof(gk_strided_tensor)) + (int)t.rank;\n\
                 }\n";
     for (std, cpp) in [
         ("c89", false),

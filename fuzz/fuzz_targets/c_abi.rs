@@ -7,6 +7,14 @@
 //! input it aliases, keep their bytes); when the shape query fails, the operation fails with the
 //! same status (the query covers the checks that come first).
 //!
+//! Every gather call is also made through its `gk_*_strided` function, with the same logical
+//! tensors in layouts derived from the call and chosen by a hash of the input (NULL strides; the
+//! elements copied backwards, read with negative strides from the last one; padded; transposed
+//! (column-major); strides of mixed signs and padding; a stride-0 broadcast of every dimension
+//! along which the values happen to be equal): the same status, the same message (but for the
+//! addresses in it) and, on success, the same output bytes as the dense call; on an error
+//! before the index values, nothing written.
+//!
 //! The scatters (`gk_scatter_elements`, `gk_scatter_nd`, copying or in place) the same way, with
 //! `gatherkit_testkit::scatter` as the reference, in the dtype's own arithmetic: on success the
 //! output (or in-place data) equals the reference's bit for bit (except that a NaN from an add or
@@ -77,9 +85,16 @@ fn reference_output(
     result.map(|out| out.concat())
 }
 
-fuzz_target!(|bytes: &[u8]| check(&Call::decode(bytes)));
+fuzz_target!(|bytes: &[u8]| check(&Call::decode(bytes), fnv1a(bytes)));
 
-fn check(call: &Call) {
+/// The input's FNV-1a hash: which strided layouts a gather call is repeated in.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn check(call: &Call, layout_seed: u64) {
     if call.op.is_scatter() {
         check_scatter(call);
         return;
@@ -216,6 +231,7 @@ fn check(call: &Call) {
         }
     };
     assert!((0..=11).contains(&status), "operation returned {status}");
+    let dense_message = last_error();
     // The query has no output descriptor; where the output's own steps 1-2 pass (known dtype
     // code; its shape is always non-negative here), the query's error is the operation's.
     if query != GK_STATUS_OK && (1..=16).contains(&call.out_dtype) {
@@ -255,6 +271,424 @@ fn check(call: &Call) {
         );
         assert!(data_words == before_data, "data changed on error {status}");
     }
+
+    // The same call through gk_*_strided, the inputs in other layouts.
+    let dense = Dense {
+        status,
+        message: dense_message,
+        // SAFETY: viewing the initialized words as bytes.
+        output: unsafe { std::slice::from_raw_parts(out_words.as_ptr().cast::<u8>(), out_bytes) },
+    };
+    let data_in = Input::new(call.data_dtype, data_shape, data_ptr, w);
+    let idx_in = Input::new(call.index_dtype, indices_shape, idx_ptr, idx_w);
+    let out = StridedOut {
+        dtype: call.out_dtype,
+        shape: &out_shape[..out_rank],
+        dense_ptr: out_ptr,
+        bytes: out_bytes,
+        alias,
+    };
+    for (k, (data_layout, idx_layout)) in strided_layouts(layout_seed, &data_in, &idx_in)
+        .into_iter()
+        .enumerate()
+    {
+        check_strided(
+            call,
+            &options,
+            &dense,
+            (&data_in, data_layout),
+            (&idx_in, idx_layout),
+            &out,
+            &mut data_words,
+            layout_seed.rotate_left(21 * k as u32 + 7),
+        );
+    }
+    assert!(data_words == before_data, "a strided call changed data");
+}
+
+fn last_error() -> String {
+    // SAFETY: the library's message for this thread's last call, a C string.
+    unsafe { CStr::from_ptr(gk_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// What the dense call returned.
+struct Dense<'a> {
+    status: i32,
+    message: String,
+    output: &'a [u8],
+}
+
+/// A gather input as the dense call saw it: its pointer is NULL when the buffer does not hold
+/// what the descriptor claims (`honest`), and `elements` is its element count when the shape is
+/// valid and the pointer is not NULL.
+struct Input<'a> {
+    dtype: i32,
+    shape: &'a [i64],
+    ptr: *const std::ffi::c_void,
+    width: usize,
+    elements: Option<usize>,
+    /// The dimensions (of size > 1) along which every element equals its neighbour: a stride of
+    /// 0 there reads the same logical tensor.
+    constant: Vec<usize>,
+}
+
+impl<'a> Input<'a> {
+    fn new(dtype: i32, shape: &'a [i64], ptr: *const std::ffi::c_void, width: usize) -> Self {
+        let elements = if ptr.is_null() || shape.iter().any(|&d| d < 0) {
+            None
+        } else if shape.contains(&0) {
+            // Other dimensions may be huge (2^40): no element either way.
+            Some(0)
+        } else {
+            // Honest: the buffer holds every element, so the count fits.
+            shape
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d as usize))
+        };
+        let mut input = Input {
+            dtype,
+            shape,
+            ptr,
+            width,
+            elements,
+            constant: Vec::new(),
+        };
+        input.constant = input.constant_dims();
+        input
+    }
+
+    /// The elements, row-major, as the dense call read them.
+    fn bytes(&self) -> &[u8] {
+        match self.elements {
+            // SAFETY: an honest pointer holds the described bytes.
+            Some(n) if n > 0 => unsafe {
+                std::slice::from_raw_parts(self.ptr.cast::<u8>(), n * self.width)
+            },
+            _ => &[],
+        }
+    }
+
+    /// See `constant`.
+    fn constant_dims(&self) -> Vec<usize> {
+        let Some(n) = self.elements.filter(|&n| n > 0) else {
+            return Vec::new();
+        };
+        let bytes = self.bytes();
+        let w = self.width;
+        let rm = row_major(self.shape);
+        (0..self.shape.len())
+            .filter(|&d| {
+                let (size, step) = (self.shape[d] as usize, rm[d] as usize);
+                size > 1
+                    && (0..n).all(|e| {
+                        (e / step) % size == 0
+                            || bytes[e * w..(e + 1) * w]
+                                == bytes[(e - step) * w..(e - step + 1) * w]
+                    })
+            })
+            .collect()
+    }
+}
+
+/// How a strided call lays out an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// The dense buffer, strides NULL.
+    NullStrides,
+    /// The elements copied backwards; negative row-major strides from the last one.
+    Reversed,
+    /// Every stride larger than row-major, the elements copied to their places.
+    Padded,
+    /// Column-major (the transpose's row-major), the elements copied.
+    Transposed,
+    /// Padded strides with signs from the seed; element [0, ...] where the signs put it.
+    Mixed,
+    /// The dense buffer with stride 0 along every dimension whose values are constant (when
+    /// none is, `Mixed`).
+    Broadcast,
+}
+
+const LAYOUTS: [Layout; 5] = [
+    Layout::Reversed,
+    Layout::Padded,
+    Layout::Transposed,
+    Layout::Mixed,
+    Layout::Broadcast,
+];
+
+/// The (data, indices) layouts of the strided calls: NULL strides, then two pairs from the seed;
+/// the indices broadcast in the first when they can be, data mostly in the second.
+fn strided_layouts(seed: u64, data: &Input, indices: &Input) -> Vec<(Layout, Layout)> {
+    let pick = |shift: u32| LAYOUTS[((seed >> shift) % LAYOUTS.len() as u64) as usize];
+    let idx_first = if indices.constant.is_empty() {
+        pick(8)
+    } else {
+        Layout::Broadcast
+    };
+    let data_second = if !data.constant.is_empty() && seed >> 32 & 3 != 0 {
+        Layout::Broadcast
+    } else {
+        pick(16)
+    };
+    vec![
+        (Layout::NullStrides, Layout::NullStrides),
+        (pick(0), idx_first),
+        (data_second, pick(24)),
+    ]
+}
+
+/// An input in a layout: its strides (None: NULL), element [0, ...]'s address, and the buffer
+/// that holds it (a copy, or None for the dense buffer).
+struct View {
+    strides: Option<Vec<i64>>,
+    ptr: *const std::ffi::c_void,
+    copy: Option<Vec<u64>>,
+}
+
+/// Row-major strides of `shape` (wrapping: only used where the shape is valid).
+fn row_major(shape: &[i64]) -> Vec<i64> {
+    let mut out = vec![0i64; shape.len()];
+    let mut step = 1i64;
+    for (s, &n) in out.iter_mut().zip(shape).rev() {
+        *s = step;
+        step = step.wrapping_mul(n.max(0));
+    }
+    out
+}
+
+/// At most this many bytes in a padded copy (a larger one falls back to `Reversed`).
+const MAX_COPY_BYTES: usize = 8 << 20;
+
+fn view(input: &Input, layout: Layout, seed: u64) -> View {
+    let shape = input.shape;
+    let rank = shape.len();
+    let rm = row_major(shape);
+    // Strides and where element [0, ...] is, in elements from the lowest one.
+    let (strides, origin): (Vec<i64>, i64) = match layout {
+        Layout::NullStrides => {
+            return View {
+                strides: None,
+                ptr: input.ptr,
+                copy: None,
+            }
+        }
+        Layout::Broadcast => {
+            if input.constant.is_empty() {
+                return view(input, Layout::Mixed, seed);
+            }
+            let mut strides = rm.clone();
+            for &d in &input.constant {
+                strides[d] = 0;
+            }
+            return View {
+                strides: Some(strides),
+                ptr: input.ptr,
+                copy: None,
+            };
+        }
+        Layout::Reversed => {
+            let n: i64 = shape.iter().map(|&d| d.max(0)).fold(1, i64::wrapping_mul);
+            (rm.iter().map(|&s| -s).collect(), n.wrapping_sub(1))
+        }
+        Layout::Transposed => {
+            let mut strides = vec![0i64; rank];
+            let mut step = 1i64;
+            for (s, &n) in strides.iter_mut().zip(shape) {
+                *s = step;
+                step = step.wrapping_mul(n.max(0));
+            }
+            (strides, 0)
+        }
+        Layout::Padded | Layout::Mixed => {
+            let mut strides = vec![0i64; rank];
+            let mut step = 2 + (seed & 1) as i64;
+            for (k, (s, &n)) in strides.iter_mut().zip(shape).enumerate().rev() {
+                *s = step;
+                let extra = ((seed >> (2 * k % 60)) & 3) as i64;
+                step = step.wrapping_mul(n.max(0)).wrapping_add(extra);
+            }
+            let mut origin = 0i64;
+            if layout == Layout::Mixed {
+                // Negative where the seed's bit is set; then element [0, ...] is at the far end
+                // of those dimensions.
+                for (k, (s, &n)) in strides.iter_mut().zip(shape).enumerate() {
+                    if (seed >> (40 + k % 24)) & 1 == 1 {
+                        origin = origin.wrapping_add((n.max(1) - 1).wrapping_mul(*s));
+                        *s = -*s;
+                    }
+                }
+            }
+            (strides, origin)
+        }
+    };
+    let Some(n) = input.elements.filter(|&n| n > 0) else {
+        // Nothing is read (no elements, or a NULL pointer the call refuses): the strides go with
+        // the same pointer.
+        return View {
+            strides: Some(strides),
+            ptr: input.ptr,
+            copy: None,
+        };
+    };
+    // Offsets of the highest element from the lowest, in elements.
+    let span: i64 = strides
+        .iter()
+        .zip(shape)
+        .map(|(&s, &d)| (d - 1) * s.abs())
+        .sum::<i64>()
+        + 1;
+    let w = input.width;
+    if span as usize * w > MAX_COPY_BYTES.max(n * w) {
+        return view(input, Layout::Reversed, seed);
+    }
+    let mut copy = vec![0xEEEE_EEEE_EEEE_EEEEu64; (span as usize * w).div_ceil(8) + 1];
+    let bytes = input.bytes();
+    {
+        // SAFETY: viewing the words as bytes, within the vector.
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut(copy.as_mut_ptr().cast::<u8>(), copy.len() * 8)
+        };
+        let mut coords = vec![0i64; rank];
+        for e in 0..n {
+            let at = origin
+                + coords
+                    .iter()
+                    .zip(&strides)
+                    .map(|(&c, &s)| c * s)
+                    .sum::<i64>();
+            let at = at as usize * w;
+            dst[at..at + w].copy_from_slice(&bytes[e * w..(e + 1) * w]);
+            for k in (0..rank).rev() {
+                coords[k] += 1;
+                if coords[k] < shape[k] {
+                    break;
+                }
+                coords[k] = 0;
+            }
+        }
+    }
+    // SAFETY: origin is an element of the copy.
+    let ptr = unsafe { copy.as_ptr().cast::<u8>().add(origin as usize * w) }.cast();
+    View {
+        strides: Some(strides),
+        ptr,
+        copy: Some(copy),
+    }
+}
+
+/// The dense call's output descriptor, for the strided calls.
+struct StridedOut<'a> {
+    dtype: i32,
+    shape: &'a [i64],
+    /// The dense call's output pointer (NULL when dishonest; data's buffer when aliased).
+    dense_ptr: *mut std::ffi::c_void,
+    bytes: usize,
+    alias: bool,
+}
+
+/// A message with its addresses blanked (the strided call's buffers are other ones).
+fn comparable(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at + 2]);
+        let hex = rest[at + 2..]
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(rest.len() - at - 2);
+        out.push('_');
+        rest = &rest[at + 2 + hex..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The call again through gk_*_strided with each input in its layout (padding and signs from
+/// `seed`): the dense call's status, message and output.
+#[allow(clippy::too_many_arguments)]
+fn check_strided(
+    call: &Call,
+    options: &gk_options,
+    dense: &Dense,
+    (data, data_layout): (&Input, Layout),
+    (indices, idx_layout): (&Input, Layout),
+    out: &StridedOut,
+    data_words: &mut [u64],
+    seed: u64,
+) {
+    let data_view = view(data, data_layout, seed);
+    let idx_view = view(indices, idx_layout, seed.rotate_left(29));
+    let before_copies = (data_view.copy.clone(), idx_view.copy.clone());
+    let tensor = |input: &Input, v: &View| gk_strided_tensor {
+        struct_size: std::mem::size_of::<gk_strided_tensor>(),
+        dtype: input.dtype,
+        rank: input.shape.len(),
+        shape: input.shape.as_ptr(),
+        strides: v.strides.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+        data: v.ptr,
+    };
+    let data_t = tensor(data, &data_view);
+    let idx_t = tensor(indices, &idx_view);
+    let mut out_words = vec![0xA5A5_A5A5_A5A5_A5A5u64; out.bytes.div_ceil(8) + 1];
+    // Aliased: the output starts where data's buffer does, as in the dense call.
+    let out_ptr: *mut std::ffi::c_void = if out.dense_ptr.is_null() {
+        std::ptr::null_mut()
+    } else if out.alias {
+        match &data_view.copy {
+            Some(copy) => copy.as_ptr().cast_mut().cast(),
+            None => data_words.as_mut_ptr().cast(),
+        }
+    } else {
+        out_words.as_mut_ptr().cast()
+    };
+    let out_t = gk_tensor_mut {
+        dtype: out.dtype,
+        rank: out.shape.len(),
+        shape: out.shape.as_ptr(),
+        data: out_ptr,
+    };
+    let (attribute, batch_dims) = (call.attribute, call.batch_dims);
+    // SAFETY: every non-NULL pointer is element [0, ...] of a buffer holding every element its
+    // view reaches (a copy made for the layout, or the dense buffer the dense call read);
+    // shapes and strides hold `rank` values; the output as in the dense call.
+    let status = unsafe {
+        match call.op {
+            Op::GatherElements => {
+                gk_gather_elements_strided(&data_t, &idx_t, attribute, &out_t, options)
+            }
+            Op::GatherNd => gk_gather_nd_strided(&data_t, &idx_t, attribute, &out_t, options),
+            Op::Gather => {
+                gk_gather_strided(&data_t, &idx_t, attribute, batch_dims, &out_t, options)
+            }
+            Op::ScatterElements | Op::ScatterNd => unreachable!("gathers only"),
+        }
+    };
+    let message = last_error();
+    let what = format!("strided layouts (data {data_layout:?}, indices {idx_layout:?})");
+    assert!(
+        status == dense.status && comparable(&message) == comparable(&dense.message),
+        "{what}: status {status} {message:?}, the dense call {} {:?}",
+        dense.status,
+        dense.message
+    );
+    // SAFETY: viewing the initialized words as bytes.
+    let got = unsafe { std::slice::from_raw_parts(out_words.as_ptr().cast::<u8>(), out.bytes) };
+    if status == GK_STATUS_OK {
+        assert!(
+            got == dense.output,
+            "{what}: output differs from the dense call's"
+        );
+    } else if status != GK_STATUS_INDEX_OUT_OF_BOUNDS {
+        assert!(
+            out_words.iter().all(|&x| x == 0xA5A5_A5A5_A5A5_A5A5),
+            "{what}: output written on error {status}"
+        );
+    }
+    assert!(
+        (data_view.copy, idx_view.copy) == before_copies,
+        "{what}: an input changed"
+    );
 }
 
 /// An element type of the scatter reference, read from and written to the C ABI's bytes.

@@ -14,7 +14,7 @@
 
 #[path = "common/hosts.rs"]
 mod hosts;
-use hosts::executors;
+use hosts::{executors, task_counts};
 
 use gatherkit::{
     gather_elements_to_vec, gather_nd_to_vec, gather_to_vec, Complex, DType, Element,
@@ -740,39 +740,6 @@ fn gather_reports_the_first_bad_index_whatever_the_split() {
     check_first_bad_across_splits(&[6247, 9, 3], &[3, 7], 1, 0);
     check_first_bad_across_splits(&[5, 1201, 11, 3], &[5, 5, 7], 2, 1);
     check_first_bad_across_splits(&[5, 5, 40, 40], &[5, 301], 2, 1);
-}
-
-/// A host pool that runs the tasks in order on the calling thread and records how many tasks
-/// each of its calls had (its context is a `Mutex<Vec<usize>>`).
-unsafe extern "C" fn counting(
-    host: *mut std::ffi::c_void,
-    n: usize,
-    task: gatherkit::TaskFn,
-    ctx: *mut std::ffi::c_void,
-) {
-    // SAFETY: `task_counts` passes a Mutex<Vec<usize>> that outlives every call made with it.
-    let calls = unsafe { &*(host as *const std::sync::Mutex<Vec<usize>>) };
-    calls.lock().unwrap().push(n);
-    for i in 0..n {
-        // SAFETY: the parallel-for contract: each task once with its context.
-        unsafe { task(ctx, i) };
-    }
-}
-
-/// The task counts of the parallel-fors `f` made through a counting host pool of 4.
-fn task_counts(f: impl FnOnce(&Options)) -> Vec<usize> {
-    let calls = std::sync::Mutex::new(Vec::new());
-    // SAFETY: `counting` runs every task once and returns after them; its context lives until
-    // this function returns, after the last use of the options.
-    let host = unsafe {
-        gatherkit::ParallelFor::new(
-            counting,
-            &calls as *const std::sync::Mutex<Vec<usize>> as *mut std::ffi::c_void,
-            4,
-        )
-    };
-    f(&Options::default().with_parallel_for(host));
-    calls.into_inner().unwrap()
 }
 
 /// GatherElements whose traversal is one row (a 1-D gather, or indices one position long along

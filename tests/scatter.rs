@@ -13,18 +13,17 @@ mod hosts;
 use gatherkit::{
     bf16, f16, scatter_elements, scatter_elements_dyn, scatter_elements_in_place,
     scatter_elements_to_vec, scatter_nd, scatter_nd_dyn, scatter_nd_in_place, scatter_nd_to_vec,
-    Complex, DType, DynTensorMut, DynTensorRef, Element, IndexElement, Options, ParallelFor,
-    Reduction, Result, ScatterElements, ScatterNd, ScatterVersion, Status, StringHandle, TaskFn,
-    TensorDesc, TensorMut, TensorRef,
+    Complex, DType, DynTensorMut, DynTensorRef, Element, IndexElement, Options, Reduction, Result,
+    ScatterElements, ScatterNd, ScatterVersion, Status, StringHandle, TensorDesc, TensorMut,
+    TensorRef,
 };
 use gatherkit_testkit::scatter::{
     self as reference, Bf16, Bool, Combine, Reduce, ScatterError, Str, C128, C64, F16,
 };
 use gatherkit_testkit::{coords, count, test_each, Rng};
-use hosts::executors;
-use std::ffi::{c_char, c_void};
+use hosts::{executors, task_counts};
+use std::ffi::c_char;
 use std::fmt::Debug;
-use std::sync::Mutex;
 
 fn onnx(opset: i32) -> Options {
     Options::onnx(opset)
@@ -2331,34 +2330,6 @@ fn random_bools_complexes_and_strings_match_the_reference() {
 // ---------------------------------------------------------------------------------------------
 // Large calls: split among tasks, the same bits whatever the executor.
 
-/// A host pool that runs the tasks in order on the calling thread and records how many tasks
-/// each of its calls had. Its context is a `Mutex<Vec<usize>>`.
-unsafe extern "C" fn counting(host: *mut c_void, n: usize, task: TaskFn, ctx: *mut c_void) {
-    // SAFETY: `split_counts` passes a Mutex<Vec<usize>> that outlives every call made with it.
-    let calls = unsafe { &*(host as *const Mutex<Vec<usize>>) };
-    calls.lock().unwrap().push(n);
-    for i in 0..n {
-        // SAFETY: the parallel-for contract: each task once with its context.
-        unsafe { task(ctx, i) };
-    }
-}
-
-/// The task counts of the parallel-fors `f` made through a host pool of 4.
-fn split_counts(f: impl FnOnce(&Options)) -> Vec<usize> {
-    let calls = Mutex::new(Vec::new());
-    // SAFETY: `counting` runs every task once and returns after them, from any thread; its
-    // context lives until this function returns, after the last use of the options.
-    let host = unsafe {
-        ParallelFor::new(
-            counting,
-            &calls as *const Mutex<Vec<usize>> as *mut c_void,
-            4,
-        )
-    };
-    f(&Options::default().with_parallel_for(host));
-    calls.into_inner().unwrap()
-}
-
 /// Every executor to compare: 1, 2, 3 and 8 threads and the two host pools.
 fn big_executors() -> Vec<(String, Options)> {
     executors(&[1, 2, 3, 8])
@@ -2371,7 +2342,7 @@ const BIG_ENTRIES: [Entry; 4] = [Entry::Output, Entry::InPlace, Entry::ToVec, En
 /// Checks that a large call is split: through the counting host, the last parallel-for (the
 /// apply phase, after the index check) has several tasks.
 fn assert_split<T: Element, I: IndexElement>(call: &Call<'_, T, I>, sentinel: T) {
-    let counts = split_counts(|options| {
+    let counts = task_counts(|options| {
         let (result, _) = run(call, Entry::Output, options, sentinel);
         result.unwrap();
     });
@@ -2482,7 +2453,7 @@ fn large_scatter_elements_one_position_along_the_axis_split_every_position_apart
         updates: (&indices_shape, &updates),
         reduction: Reduction::Add,
     };
-    let counts = split_counts(|options| {
+    let counts = task_counts(|options| {
         let (result, _) = run(&call, Entry::Output, options, 0.0);
         result.unwrap();
     });

@@ -18,6 +18,7 @@ import runpy
 import statistics
 import time
 
+import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 
 from workloads import output_shape, workloads

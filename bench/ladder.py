@@ -26,6 +26,7 @@ import argparse
 import csv
 import math
 
+import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 
 import ortbench
@@ -85,6 +86,10 @@ def family_g_mid(rng, n):
     return Case("Gather", [("data", data), ("indices", indices)], {"axis": 1}, tuple(shape), F32,
                 {"desc": f"Gather {shape} axis=1 idx {[shape[1]]}"})
 
+
+# Each family's op (for the per-op overhead correction).
+FAMILY_OPS = {"ge-last": "GatherElements", "ge-axis0": "GatherElements", "nd-1k": "GatherND", "nd-k3": "GatherND",
+              "g-mid": "Gather"}
 
 FAMILIES = {
     "ge-last": family_ge_last,
@@ -160,7 +165,7 @@ def main():
     print(ortbench.run_header("gatherkit size ladder", args.seed), flush=True)
     print(f"repeat {args.repeat}, sizes {ortbench.fmt_bytes(sizes[0])}..{ortbench.fmt_bytes(sizes[-1])}, "
           f"threads {','.join(map(str, threads_list))}")
-    overhead = ortbench.measure_glue(threads_list)
+    overhead = ortbench.measure_glue(threads_list, sorted({FAMILY_OPS[f] for f in families}))
     print("ORT ms adjusted for per-call overhead; speedup = ORT ms / gk ms (> 1: gatherkit faster)")
 
     cols = ["| size", "family", "shape"] + [f"ORT {t}t ms" for t in threads_list] + \
@@ -174,6 +179,7 @@ def main():
         for family in families:
             rng = np.random.default_rng([args.seed, size, list(FAMILIES).index(family)])
             case = FAMILIES[family](rng, size // 4)
+            assert case.op == FAMILY_OPS[family], family
             assert case.data.nbytes == size, (family, case.data.shape)
             outs = ortbench.new_outputs(case)
             row = {"bytes": size, "family": family, "desc": case.info["desc"], "ort_raw": {}, "ort": {}, "gk": {},
@@ -183,7 +189,7 @@ def main():
                     ort_ms, gk_ms = ortbench.time_case(case, t, args.repeat, outs)
                 except ortbench.Mismatch as e:
                     raise SystemExit(f"MISMATCH at {ortbench.fmt_bytes(size)} {family} ({case.info['desc']}): {e}")
-                row["ort_raw"][t], row["ort"][t], row["gk"][t] = ort_ms, overhead.adjust(ort_ms, t), gk_ms
+                row["ort_raw"][t], row["ort"][t], row["gk"][t] = ort_ms, overhead.adjust(case.op, ort_ms, t), gk_ms
                 row["speedup"][t] = row["ort"][t] / gk_ms
             del case, outs
             rows.append(row)

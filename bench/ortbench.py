@@ -4,9 +4,10 @@ the run header. Not a script; needs numpy, onnx, onnxruntime and the gatherkit b
 PYTHONPATH (see sweep.py's docstring).
 
 ORT is timed through io binding: inputs and a preallocated output are bound once, so a run neither
-allocates nor copies (gatherkit is likewise called with a preallocated ``out=``). A tiny call (a [1]
-float tensor, one index) is timed for both in the same run; ``Overhead.adjust`` subtracts
-(ort_tiny - gk_tiny) from each ORT time so that small cases compare kernels, not Python glue.
+allocates nor copies (gatherkit is likewise called with a preallocated ``out=``). A tiny call of each op
+(a [1] float tensor, one index) is timed for both in the same run; ``Overhead.adjust`` subtracts
+that op's (ort_tiny - gk_tiny) from each ORT time so that small cases compare kernels, not Python
+glue.
 """
 
 import ctypes
@@ -14,6 +15,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 import onnxruntime as ort
 from onnx import helper
@@ -221,6 +223,23 @@ def alternating_medians(calls, repeat):
     return [statistics.median(t) for t in times]
 
 
+# Rounds for short calls: enough that each side is timed for about ROUNDS_TARGET_S (a median of
+# 7 single calls of a few microseconds is mostly timer and scheduler noise), at most ROUNDS_MAX.
+ROUNDS_TARGET_S = 0.03
+ROUNDS_MAX = 3000
+
+
+def rounds_for(runner, gk, repeat):
+    """`repeat`, or more rounds when one call of the slower side takes under ROUNDS_TARGET_S / repeat
+    (estimated from one more call of each, after the warm-up)."""
+    longest = 0.0
+    for call in (runner, gk):
+        t0 = time.perf_counter()
+        call()
+        longest = max(longest, time.perf_counter() - t0)
+    return max(repeat, min(ROUNDS_MAX, int(ROUNDS_TARGET_S / max(longest, 1e-7))))
+
+
 def outputs_equal(a, b):
     """Bitwise equality (NaN payloads and -0.0 included) of two same-dtype arrays."""
     return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a.reshape(-1).view(np.uint8),
@@ -291,7 +310,7 @@ def time_case(case, threads, repeat, outs=None):
         why = compare_outputs(case, expected, gk_out)
         if why is not None:
             raise Mismatch(f"{why}{against}: " + describe_mismatch(expected, gk_out, threads, "after warm-up"))
-        ort_s, gk_s = alternating_medians([runner, gk], repeat)
+        ort_s, gk_s = alternating_medians([runner, gk], rounds_for(runner, gk, repeat))
         why = compare_outputs(case, expected, gk_out)
         if why is not None:
             raise Mismatch(f"{why}{against}: " + describe_mismatch(expected, gk_out, threads, "after timing"))
@@ -314,41 +333,60 @@ def describe_mismatch(ort_out, gk_out, threads, when):
 
 # --- overhead correction -------------------------------------------------------------------------
 
-def tiny_case():
-    """The smallest call: GatherElements on a [1] float tensor with a [1] index."""
-    return Case("GatherElements", [("data", np.ones(1, np.float32)), ("indices", np.zeros(1, np.int64))],
-                {"axis": 0}, (1,), np.dtype(np.float32))
+def tiny_case(op="GatherElements"):
+    """The smallest call of `op`: a [1] float tensor and one int64 index (a [1, 1] tuple for
+    GatherND and ScatterND; a [1] update for the scatters)."""
+    one = np.ones(1, np.float32)
+    if op in ("GatherND", "ScatterND"):
+        index = np.zeros((1, 1), np.int64)
+        attrs = {"batch_dims": 0} if op == "GatherND" else {"reduction": "none"}
+    else:
+        index = np.zeros(1, np.int64)
+        attrs = {"axis": 0} if op in ("GatherElements", "Gather") else {"axis": 0, "reduction": "none"}
+    inputs = [("data", one), ("indices", index)]
+    if op.startswith("Scatter"):
+        inputs.append(("updates", np.full(1, 2, np.float32)))
+    return Case(op, inputs, attrs, (1,), np.dtype(np.float32))
 
 
 class Overhead:
     """Per-call glue of ORT (io binding run) and of gatherkit (a bare ctypes call) at each thread
-    count, from the tiny call, measured alternating in the same run."""
+    count, from each op's tiny call, measured alternating in the same run. Per op because both
+    sides' fixed costs differ by op (with onnxruntime 1.32, a tiny Gather runs about 1.3 us faster
+    than a tiny GatherElements): one op's correction applied to another made its small
+    configurations compare those fixed costs instead of the kernels."""
 
-    def __init__(self, threads_list, repeat=3000):
+    def __init__(self, threads_list, ops, repeat=3000):
         self.ort_us, self.gk_us, self.ort_plain_run_us = {}, {}, {}
-        case = tiny_case()
+        for op in ops:
+            case = tiny_case(op)
+            for t in threads_list:
+                ort_ms, gk_ms = time_case(case, t, repeat)
+                self.ort_us[op, t], self.gk_us[op, t] = ort_ms * 1e3, gk_ms * 1e3
+        # For the header only: plain session.run (allocates and returns a new output each call).
+        case = tiny_case(ops[0])
         for t in threads_list:
-            ort_ms, gk_ms = time_case(case, t, repeat)
-            self.ort_us[t], self.gk_us[t] = ort_ms * 1e3, gk_ms * 1e3
-            # For the header only: plain session.run (allocates and returns a new output each call).
             sess = ort_session(case.op, case.inputs, case.attrs, t)
             feed = dict(case.inputs)
             sess.run(None, feed)
             self.ort_plain_run_us[t] = alternating_medians([lambda: sess.run(None, feed)], repeat)[0] * 1e6
             del sess
+        self.first_op = ops[0]
 
-    def correction_ms(self, threads):
-        return (self.ort_us[threads] - self.gk_us[threads]) / 1e3
+    def correction_ms(self, op, threads):
+        return (self.ort_us[op, threads] - self.gk_us[op, threads]) / 1e3
 
-    def adjust(self, ort_ms, threads):
-        """ORT time minus (ort_tiny - gk_tiny), floored at ADJUSTED_FLOOR_MS."""
-        return max(ort_ms - self.correction_ms(threads), ADJUSTED_FLOOR_MS)
+    def adjust(self, op, ort_ms, threads):
+        """ORT time minus (ort_tiny - gk_tiny) of the same op, floored at ADJUSTED_FLOOR_MS."""
+        return max(ort_ms - self.correction_ms(op, threads), ADJUSTED_FLOOR_MS)
 
     def header(self):
-        return "; ".join(
-            f"{t}t tiny call: ORT {self.ort_us[t]:.1f} us (io binding; session.run {self.ort_plain_run_us[t]:.1f} us), "
-            f"gk {self.gk_us[t]:.1f} us -> ORT times adjusted by {-self.correction_ms(t) * 1e3:+.1f} us"
-            for t in sorted(self.ort_us))
+        threads = sorted(self.ort_plain_run_us)
+        lines = [f"{t}t session.run of a tiny {self.first_op}: {self.ort_plain_run_us[t]:.1f} us" for t in threads]
+        for op, t in self.ort_us:
+            lines.append(f"{t}t tiny {op}: ORT {self.ort_us[op, t]:.1f} us (io binding), gk {self.gk_us[op, t]:.1f} us "
+                         f"-> its ORT times adjusted by {-self.correction_ms(op, t) * 1e3:+.1f} us")
+        return "\n".join(lines)
 
 
 def idle_pool_cpu_ms(threads=2, window_s=0.1):
@@ -419,10 +457,10 @@ def run_header(title, seed=None):
     return ", ".join(parts)
 
 
-def measure_glue(threads_list):
-    """The per-call overheads (printed) and, with several threads, a check that ORT's idle pool
-    leaves the other cores alone. Returns the Overhead for adjusting ORT's times."""
-    overhead = Overhead(threads_list)
+def measure_glue(threads_list, ops):
+    """The per-call overheads of each op (printed) and, with several threads, a check that ORT's
+    idle pool leaves the other cores alone. Returns the Overhead for adjusting ORT's times."""
+    overhead = Overhead(threads_list, ops)
     print(overhead.header())
     if max(threads_list) > 1:
         burnt = idle_pool_cpu_ms(max(threads_list))

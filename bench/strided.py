@@ -14,6 +14,7 @@ import argparse
 import platform
 import time
 
+import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 
 import gatherkit

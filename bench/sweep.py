@@ -65,6 +65,7 @@ import math
 import statistics
 import sys
 
+import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 
 import ortbench
@@ -504,7 +505,7 @@ def main():
     print(ortbench.run_header("gatherkit sweep", args.seed), flush=True)
     print(f"count {len(ids)}, repeat {args.repeat}, max data {ortbench.fmt_bytes(args.max_bytes)}, ops {','.join(ops)}, "
           f"threads {','.join(map(str, threads_list))}")
-    overhead = ortbench.measure_glue(threads_list)
+    overhead = ortbench.measure_glue(threads_list, ops)
     print("ratio = adjusted ORT ms / gk ms (> 1: gatherkit faster); * = negative indices mixed in")
     print(header_line(threads_list), flush=True)
 
@@ -522,7 +523,7 @@ def main():
                 sys.exit(f"MISMATCH in configuration {case_id} (seed {args.seed}, {case.op}, "
                          f"{case.info['attribute']}, data {case.data.dtype} {case.data.shape}, indices "
                          f"{case.indices.dtype} {case.indices.shape}): {e}")
-            adjusted = overhead.adjust(ort_ms, t)
+            adjusted = overhead.adjust(case.op, ort_ms, t)
             result["ort_raw"][t], result["ort"][t], result["gk"][t] = ort_ms, adjusted, gk_ms
             result["ratio"][t] = adjusted / gk_ms
             cells.append(f"| {adjusted:10.3f} {gk_ms:10.3f} {adjusted / gk_ms:7.2f}x")

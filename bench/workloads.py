@@ -5,6 +5,7 @@ Index values are uniform random over the valid range (non-negative), from a fixe
 script times the same inputs.
 """
 
+import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 
 RNG = np.random.default_rng(0)

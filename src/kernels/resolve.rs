@@ -23,14 +23,87 @@ use std::mem::MaybeUninit;
 pub(crate) const INDEX_BLOCK: usize = 256;
 
 /// A private copy of a block of index values, in their own type (GatherElements: one value per
-/// element), left uninitialised until written. On the heap, one per task and reused for all of
-/// its blocks: the README promises calls at most 4 KiB of stack, and a block of 8-byte values
-/// alone is 2 KiB.
-pub(crate) struct IndexCopy<I>(Vec<I>);
+/// element), left uninitialised until written; and, for a block that holds negative or
+/// out-of-range values, the positions they resolve to. On the heap, one per task and reused for
+/// all of its blocks: the README promises calls at most 4 KiB of stack, and a block of 8-byte
+/// values alone is 2 KiB.
+pub(crate) struct IndexCopy<I> {
+    values: Vec<I>,
+    /// Allocated by the first block that needs resolving.
+    positions: Vec<usize>,
+}
+
+/// A copied block of index values, every one a position in `0..size`.
+pub(crate) enum CheckedBlock<'a, I> {
+    /// The values as copied: all were non-negative and in range (the common block).
+    Fit(&'a [I]),
+    /// The values resolved: negative ones counted from the back, out-of-range ones made 0. The
+    /// flag says whether every value was in `[-size, size - 1]`.
+    Resolved(&'a [usize], bool),
+}
+
+/// A position taken from a checked block (see [`CheckedBlock`]): an index value known to be in
+/// `0..size`, or a resolved `usize`. Lets one gather loop serve both kinds of block.
+pub(crate) trait Position: Copy {
+    fn get(self) -> usize;
+}
+
+/// An index value from a block found to fit: non-negative, so the conversion is exact.
+impl<I: IndexElement> Position for I {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self.to_i64() as usize
+    }
+}
+
+impl Position for usize {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+}
 
 impl<I: IndexElement> IndexCopy<I> {
     pub(crate) fn new() -> IndexCopy<I> {
-        IndexCopy(Vec::with_capacity(INDEX_BLOCK))
+        IndexCopy {
+            values: Vec::with_capacity(INDEX_BLOCK),
+            positions: Vec::new(),
+        }
+    }
+
+    /// Reads `idx` (at most `INDEX_BLOCK` values) once and makes every value a position in
+    /// `0..size`: the copy itself when all are already, else the resolved positions (computed
+    /// from the copy, never from `idx` again). Resolving costs one pass over the block, so a
+    /// block with negative values then gathers as fast as one without (the gather resolving
+    /// each value as it went ran 2x slower on GatherElements with negative indices).
+    #[inline(always)]
+    pub(crate) fn copy_resolved(&mut self, idx: &[I], size: usize) -> CheckedBlock<'_, I> {
+        let n = idx.len();
+        if self.copy_checked(idx, size).1 {
+            return CheckedBlock::Fit(self.values_copied(n));
+        }
+        if self.positions.capacity() == 0 {
+            self.positions.reserve_exact(INDEX_BLOCK);
+        }
+        // Cannot panic: blocks hold at most INDEX_BLOCK values, the capacity reserved above.
+        let slots = &mut self.positions.spare_capacity_mut()[..n];
+        // SAFETY: `copy_checked` just wrote the first n values.
+        let values = unsafe { assume_init(&self.values.spare_capacity_mut()[..n]) };
+        let mut ok = true;
+        for (slot, &v) in slots.iter_mut().zip(values) {
+            let (p, fits) = super::resolve_or_zero(v.to_i64(), size);
+            slot.write(p);
+            ok &= fits;
+        }
+        // SAFETY: every one of `slots` was written in the loop above.
+        CheckedBlock::Resolved(unsafe { assume_init(slots) }, ok)
+    }
+
+    /// The first `n` values of the copy, as the last `copy_checked` wrote them.
+    #[inline(always)]
+    fn values_copied(&mut self, n: usize) -> &[I] {
+        // SAFETY: callers pass the length `copy_checked` just wrote.
+        unsafe { assume_init(&self.values.spare_capacity_mut()[..n]) }
     }
 
     /// Reads `idx` (at most `INDEX_BLOCK` values) once into the copy. Returns the copy and
@@ -45,7 +118,7 @@ impl<I: IndexElement> IndexCopy<I> {
     #[inline(always)]
     pub(crate) fn copy_checked(&mut self, idx: &[I], size: usize) -> (&[I], bool) {
         // Cannot panic: blocks hold at most INDEX_BLOCK values, the capacity `new` reserved.
-        let slots = &mut self.0.spare_capacity_mut()[..idx.len()];
+        let slots = &mut self.values.spare_capacity_mut()[..idx.len()];
         let mask = std::hint::black_box(-1i64);
         let Some(last) = size.checked_sub(1) else {
             // No position exists: only a copy of zeros, and a bad block unless it is empty.
@@ -211,6 +284,35 @@ mod tests {
         assert!(!c.copy_checked(&[5, -1], 1 << 40).1);
         let many: Vec<i32> = (0..INDEX_BLOCK as i32).collect();
         assert_eq!(c.copy_checked(&many, INDEX_BLOCK), (&many[..], true));
+    }
+
+    #[test]
+    fn blocks_with_negative_or_bad_values_come_back_resolved() {
+        let mut c = IndexCopy::<i32>::new();
+        assert!(matches!(
+            c.copy_resolved(&[0, 2, 1], 3),
+            CheckedBlock::Fit(&[0, 2, 1])
+        ));
+        assert!(matches!(
+            c.copy_resolved(&[0, -1, -3], 3),
+            CheckedBlock::Resolved(&[0, 2, 0], true)
+        ));
+        assert!(matches!(
+            c.copy_resolved(&[-4, 1, 3], 3),
+            CheckedBlock::Resolved(&[0, 1, 0], false)
+        ));
+        // A negative i32 on an axis longer than i32 can count resolves beyond i32's range.
+        assert!(matches!(
+            c.copy_resolved(&[-1], 1 << 33),
+            CheckedBlock::Resolved(&[p], true) if p == (1 << 33) - 1
+        ));
+        let mut c = IndexCopy::<i64>::new();
+        assert!(matches!(
+            c.copy_resolved(&[i64::MIN, -2], 5),
+            CheckedBlock::Resolved(&[0, 3], false)
+        ));
+        // The next block reuses the buffers.
+        assert!(matches!(c.copy_resolved(&[4], 5), CheckedBlock::Fit(&[4])));
     }
 
     #[test]

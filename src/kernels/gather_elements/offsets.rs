@@ -6,9 +6,9 @@
 use super::ElementsKernel;
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::split_units;
-use crate::kernels::resolve::{IndexCopy, INDEX_BLOCK};
+use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
 use crate::kernels::scatter::Offset;
-use crate::kernels::{first_bad_index, resolve_or_zero, BadIndex};
+use crate::kernels::{first_bad_index, BadIndex};
 use crate::repr::IndexElement;
 use crate::shape::saturating_product;
 use crate::threads::Parallel;
@@ -134,27 +134,39 @@ impl ElementsKernel {
         let mut all_fit = true;
         let (mut row_base, mut column) = (run.base, run.column);
         for (block, out_block) in idx.chunks(INDEX_BLOCK).zip(out.chunks_mut(INDEX_BLOCK)) {
-            let (values, fit) = copy.copy_checked(block, self.axis_size);
-            for (slot, &v) in out_block.iter_mut().zip(values) {
-                let at = if fit {
-                    v.to_i64() as usize
-                } else {
-                    // Negative values count from the back; only a value outside the range is bad.
-                    let (at, ok) = resolve_or_zero(v.to_i64(), self.axis_size);
+            let at = (&mut row_base, &mut column);
+            match copy.copy_resolved(block, self.axis_size) {
+                CheckedBlock::Fit(values) => self.write_offsets(run, values, out_block, at),
+                // Negative values count from the back; only a value outside the range is bad.
+                CheckedBlock::Resolved(positions, ok) => {
                     all_fit &= ok;
-                    at
-                };
-                slot.write(O::new(
-                    row_base + column * self.inner_stride + at * self.axis_stride,
-                ));
-                column += 1;
-                if column == self.row_len {
-                    column = 0;
-                    row_base += run.row_stride;
+                    self.write_offsets(run, positions, out_block, at)
                 }
             }
         }
         all_fit
+    }
+
+    /// The offsets of a block's checked positions; `(row_base, column)` locate the block's first
+    /// position, and are moved past its last.
+    #[inline(always)]
+    fn write_offsets<P: Position, O: Offset>(
+        &self,
+        run: Run,
+        positions: &[P],
+        out: &mut [MaybeUninit<O>],
+        (row_base, column): (&mut usize, &mut usize),
+    ) {
+        for (slot, &at) in out.iter_mut().zip(positions) {
+            slot.write(O::new(
+                *row_base + *column * self.inner_stride + at.get() * self.axis_stride,
+            ));
+            *column += 1;
+            if *column == self.row_len {
+                *column = 0;
+                *row_base += run.row_stride;
+            }
+        }
     }
 }
 

@@ -2,8 +2,8 @@
 //! their index values read once a block at a time (`resolve`), checked, and gathered.
 
 use crate::kernels::prefetch::prefetch_lines;
-use crate::kernels::resolve::{IndexCopy, INDEX_BLOCK};
-use crate::kernels::{first_bad_index, isa, resolve_or_zero};
+use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
+use crate::kernels::{first_bad_index, isa};
 use crate::repr::{IndexElement, RawElement};
 use std::mem::MaybeUninit;
 
@@ -84,18 +84,27 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
             // Cannot panic: the segment's rows are below `rows`, its columns below `row_len`.
             let at = row * g.row_len + column;
             let n = if rows_here == 1 { w } else { rows_here * w };
-            let (values, fit) = copy.copy_checked(&idx[at..at + n], g.axis_size);
             let out_segment = &mut out[at..at + n];
-            if !fit {
-                bad |= !gather_segment_resolving(slab, &g, segment, values, out_segment);
-            } else if ACROSS {
-                gather_segment::<E, I, false, true>(slab, &g, segment, values, out_segment);
-            } else if g.axis_stride != 1 {
-                gather_segment::<E, I, false, false>(slab, &g, segment, values, out_segment);
-            } else if lines_per_piece == 0 {
-                gather_segment::<E, I, true, false>(slab, &g, segment, values, out_segment);
-            } else {
-                gather_segment_prefetching(slab, &g, segment, values, out_segment, lines_per_piece);
+            match copy.copy_resolved(&idx[at..at + n], g.axis_size) {
+                CheckedBlock::Fit(values) => gather_block::<E, I, ACROSS>(
+                    slab,
+                    &g,
+                    segment,
+                    values,
+                    out_segment,
+                    lines_per_piece,
+                ),
+                CheckedBlock::Resolved(positions, ok) => {
+                    bad |= !ok;
+                    gather_block::<E, usize, ACROSS>(
+                        slab,
+                        &g,
+                        segment,
+                        positions,
+                        out_segment,
+                        lines_per_piece,
+                    );
+                }
             }
             column += w;
         }
@@ -116,15 +125,37 @@ struct Segment {
     width: usize,
 }
 
-/// Gathers a segment from its copied index values, all in `0..axis_size`. `UNIT` is
-/// `axis_stride == 1` known at compile time (without the multiply, W4 and W5 ran about 10%
-/// faster than the general loop); `ACROSS` is a row across the axis (`inner_stride != 0`).
+/// Gathers a segment from its checked positions (all in `0..axis_size`) with the loop its
+/// geometry calls for.
 #[inline(always)]
-fn gather_segment<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS: bool>(
+fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
     slab: &[E],
     g: &StridedRows,
     s: Segment,
-    values: &[I],
+    positions: &[P],
+    out: &mut [MaybeUninit<E>],
+    lines_per_piece: usize,
+) {
+    if ACROSS {
+        gather_segment::<E, P, false, true>(slab, g, s, positions, out);
+    } else if g.axis_stride != 1 {
+        gather_segment::<E, P, false, false>(slab, g, s, positions, out);
+    } else if lines_per_piece == 0 {
+        gather_segment::<E, P, true, false>(slab, g, s, positions, out);
+    } else {
+        gather_segment_prefetching(slab, g, s, positions, out, lines_per_piece);
+    }
+}
+
+/// Gathers a segment from its checked positions, all in `0..axis_size`. `UNIT` is
+/// `axis_stride == 1` known at compile time (without the multiply, W4 and W5 ran about 10%
+/// faster than the general loop); `ACROSS` is a row across the axis (`inner_stride != 0`).
+#[inline(always)]
+fn gather_segment<E: RawElement, P: Position, const UNIT: bool, const ACROSS: bool>(
+    slab: &[E],
+    g: &StridedRows,
+    s: Segment,
+    values: &[P],
     out: &mut [MaybeUninit<E>],
 ) {
     let rows = values
@@ -133,7 +164,7 @@ fn gather_segment<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS
     for (r, (values_row, out_row)) in rows.enumerate() {
         let row_base = (s.first_row + r) * g.row_stride;
         for (j, (o, &v)) in out_row.iter_mut().zip(values_row).enumerate() {
-            let p = v.to_i64() as usize;
+            let p = v.get();
             let along = if ACROSS {
                 (s.column + j) * g.inner_stride
             } else {
@@ -141,7 +172,7 @@ fn gather_segment<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS
             };
             let at = row_base + along + if UNIT { p } else { p * g.axis_stride };
             debug_assert!(at < slab.len());
-            // SAFETY: 0 <= v < axis_size (`copy_checked` found so in this copy), the row is
+            // SAFETY: 0 <= p < axis_size (`copy_resolved` made it so in this copy), the row is
             // below `rows` and the column below `row_len`, so at <= (rows - 1) * row_stride +
             // (row_len - 1) * inner_stride + (axis_size - 1) * axis_stride < span = slab.len().
             o.write(unsafe { *slab.get_unchecked(at) });
@@ -149,43 +180,15 @@ fn gather_segment<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS
     }
 }
 
-/// [`gather_segment`] for a segment with negative or out-of-range values: each is resolved
-/// (an out-of-range one reads position 0 instead). Returns whether every value was in range.
-#[inline(always)]
-fn gather_segment_resolving<E: RawElement, I: IndexElement>(
-    slab: &[E],
-    g: &StridedRows,
-    s: Segment,
-    values: &[I],
-    out: &mut [MaybeUninit<E>],
-) -> bool {
-    let mut bad = false;
-    let rows = values
-        .chunks_exact(s.width)
-        .zip(out.chunks_exact_mut(s.width));
-    for (r, (values_row, out_row)) in rows.enumerate() {
-        let row_base = (s.first_row + r) * g.row_stride;
-        for (j, (o, &v)) in out_row.iter_mut().zip(values_row).enumerate() {
-            let (p, ok) = resolve_or_zero(v.to_i64(), g.axis_size);
-            bad |= !ok;
-            let at = row_base + (s.column + j) * g.inner_stride + p * g.axis_stride;
-            debug_assert!(at < slab.len());
-            // SAFETY: p < axis_size and the row is below `rows`, as in `gather_segment`.
-            o.write(unsafe { *slab.get_unchecked(at) });
-        }
-    }
-    !bad
-}
-
 /// [`gather_segment`] for long rows along the axis (stride 1): random reads within a long row
 /// defeat the hardware prefetchers, so each piece of a row asks for its share of the next row's
 /// lines.
 #[inline(always)]
-fn gather_segment_prefetching<E: RawElement, I: IndexElement>(
+fn gather_segment_prefetching<E: RawElement, P: Position>(
     slab: &[E],
     g: &StridedRows,
     s: Segment,
-    values: &[I],
+    values: &[P],
     out: &mut [MaybeUninit<E>],
     lines_per_piece: usize,
 ) {
@@ -205,7 +208,7 @@ fn gather_segment_prefetching<E: RawElement, I: IndexElement>(
             let ahead = next_row + (first_piece + p) * lines_per_piece * elements_per_line;
             prefetch_lines(slab, ahead, lines_per_piece);
             for (o, &v) in out_piece.iter_mut().zip(values_piece) {
-                let at = row_base + v.to_i64() as usize;
+                let at = row_base + v.get();
                 debug_assert!(at < slab.len());
                 // SAFETY: as in `gather_segment`, with axis_stride 1.
                 o.write(unsafe { *slab.get_unchecked(at) });

@@ -48,10 +48,14 @@ impl ElementsKernel {
         let per_split = columns.div_ceil(column_splits);
         let out = DisjointOut::new(out);
         let failed = AtomicBool::new(false);
-        // The tile is copied into a contiguous buffer first when it fits the budget: its rows lie
-        // `axis_stride` apart in data, often a power of two, which maps them onto the same cache
-        // sets (W3's 64 rows 1 MiB apart thrash an 8-way L2); packed, they cannot conflict.
-        let pack = self.axis_size * block * std::mem::size_of::<E>() <= PACK_MAX_BYTES;
+        // The tile is copied into a contiguous buffer first when its rows, `axis_stride` apart
+        // in data, would crowd some cache sets (W3's 64 rows 1 MiB apart thrash an 8-way L2);
+        // packed, they cannot conflict. Otherwise packing only costs: it moves every row of the
+        // tile once more, which is most of the work when few positions gather from it ([6, 18306]
+        // i64 along axis 0 for 2 positions spent as long packing as gathering).
+        let element = std::mem::size_of::<E>();
+        let pack = self.axis_size * block * element <= PACK_MAX_BYTES
+            && tile_rows_crowd_sets(self.axis_size, self.axis_stride * element, block * element);
         for_each_range(groups * column_splits, par, |tasks| {
             let mut packed: Vec<E> = Vec::new();
             let mut copy = IndexCopy::new();
@@ -148,6 +152,39 @@ pub(super) fn tile_columns(axis_size: usize, row_len: usize, element_size: usize
         .min(row_len)
 }
 
+/// Whether `rows` segments of `row_bytes` bytes, `stride_bytes` apart, put more than
+/// `CROWDED_LINES_PER_SET` lines into some set of a cache whose sets repeat every
+/// `SET_PERIOD_BYTES`. Counted, not guessed from the stride's factors of two: a stride of 2 KiB
+/// with 256-byte segments uses an eighth of the sets (W2), one of 4 KiB + 64 spreads its rows
+/// over all of them.
+pub(super) fn tile_rows_crowd_sets(rows: usize, stride_bytes: usize, row_bytes: usize) -> bool {
+    const LINE: usize = 64;
+    const LINES: usize = SET_PERIOD_BYTES / LINE;
+    let mut per_set = vec![0u32; LINES];
+    for row in 0..rows {
+        let start = row.wrapping_mul(stride_bytes) % SET_PERIOD_BYTES;
+        let lines = (start % LINE + row_bytes).div_ceil(LINE);
+        // A segment longer than the period wraps onto every set at least once.
+        let (whole, rest) = (lines / LINES, lines % LINES);
+        let first = start / LINE;
+        for line in 0..rest {
+            per_set[(first + line) % LINES] += 1;
+        }
+        if whole > 0 {
+            per_set.iter_mut().for_each(|n| *n += whole as u32);
+        }
+    }
+    per_set.iter().any(|&n| n as usize > CROWDED_LINES_PER_SET)
+}
+
+/// The distance after which an L2's set index repeats: 1024 sets of 64-byte lines on both
+/// machines this was tuned on (Zen 3: 512 KiB, 8-way; Zen 5: 1 MiB, 16-way).
+const SET_PERIOD_BYTES: usize = 64 << 10;
+
+/// Lines of one tile per set beyond which its rows are packed: half the ways of the smaller
+/// (8-way) L2, leaving the rest to the indices and output that stream past.
+const CROWDED_LINES_PER_SET: usize = 4;
+
 /// Bytes a group's slab must reach for the tiled traversal: a typical per-core L2 (512 KiB on
 /// Zen 3). Measured on [64, A, 512] f32 along axis 1: tiles beat row order from A = 256 (a
 /// 512 KiB slab, 49.5 -> 38.5 ms) on.
@@ -170,3 +207,25 @@ const TILE_PREFETCH_ROWS: usize = 4;
 /// The largest tile packed into a contiguous buffer (half a typical L2); a larger one (an axis
 /// too long for `TILE_MIN_ROW_BYTES` of columns) is gathered in place.
 const PACK_MAX_BYTES: usize = 256 << 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_are_packed_only_when_their_rows_crowd_cache_sets() {
+        // W3: 64 rows 1 MiB apart, all on the same sets.
+        assert!(tile_rows_crowd_sets(64, 1 << 20, 256));
+        // W2: 512 rows 2 KiB apart, 256 bytes each: an eighth of the sets, 16 lines per set.
+        assert!(tile_rows_crowd_sets(512, 2048, 256));
+        // One line further apart, rows walk through every set.
+        assert!(!tile_rows_crowd_sets(512, 2048 + 64, 256));
+        // [6, 18306] i64 along axis 0: 6 rows of 146448 bytes, tiles of 1365 columns.
+        assert!(!tile_rows_crowd_sets(6, 18306 * 8, 1365 * 8));
+        // [118, 146, 39] i32 along axis 0: 118 rows 22776 bytes apart.
+        assert!(!tile_rows_crowd_sets(118, 22776, 138 * 4));
+        // Rows longer than the set period cover every set once per period.
+        assert!(!tile_rows_crowd_sets(2, 3 << 16, 2 << 16));
+        assert!(tile_rows_crowd_sets(1, 0, 5 << 16));
+    }
+}

@@ -7,7 +7,8 @@
 //! row, and tail tiles; the strided-rows loop with and without next-row prefetch; GatherND's
 //! fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64
 //! tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices
-//! (>= 256 bytes each) directly, small fixed ones through the staging buffer. Gather's two paths
+//! (>= 256 bytes each) directly, small fixed ones through the staging buffer; many batches of a
+//! few tuples copied together, split in the middle of a batch. Gather's two paths
 //! on the same kernel: the general one, and the one that resolves a batch's indices once for
 //! every outer position (outer > 1, at most 256 indices per batch), split across tasks in the
 //! middle of a batch, streamed or not, and its first bad index whatever the split.
@@ -829,4 +830,93 @@ fn gather_elements_of_one_row_splits_by_columns() {
     check_one_row(&[1 << 19, 8], &[1 << 19, 1], 1);
     // A 1-D gather: one row along the axis.
     check_one_row(&[1000], &[1 << 19], 0);
+}
+
+/// GatherND with many batches of a few tuples each (the short-runs path: consecutive batches'
+/// tuples read and copied a block at a time), for tuple length `k` and `slice_len` elements per
+/// slice: enough batches that 2-4 tasks split the tuples (asserted), in the middle of a batch
+/// when `tpb` > 1; negative components mixed in; then the first of two bad components placed on
+/// either side of the second task's start is reported on every executor.
+fn check_nd_short_runs(k: usize, slice_len: usize, tpb: usize) {
+    let dims = [5usize, 7, 3];
+    let batches = (3 << 20) / (tpb * slice_len * 8) + 3;
+    let mut data_shape = vec![batches];
+    data_shape.extend_from_slice(&dims[..k]);
+    data_shape.push(slice_len);
+    let batch_len = count(&data_shape[1..]);
+    let data: Vec<f32> = (0..batches * batch_len).map(|x| x as f32).collect();
+    let tuples = batches * tpb;
+    let mut rng = Rng::new((k * 100 + slice_len * 10 + tpb) as u64);
+    let mut indices: Vec<i64> = (0..tuples * k)
+        .map(|p| {
+            let size = dims[p % k];
+            let v = rng.index(size);
+            if p % 5 == 3 {
+                resolve(v, size) as i64 - size as i64
+            } else {
+                v
+            }
+        })
+        .collect();
+    let idx_shape = [batches, tpb, k];
+    let expected: Vec<f32> = (0..tuples)
+        .flat_map(|t| {
+            let mut offset = 0;
+            for j in 0..k {
+                offset = offset * dims[j] + resolve(indices[t * k + j], dims[j]);
+            }
+            let at = (t / tpb) * batch_len + offset * slice_len;
+            data[at..at + slice_len].to_vec()
+        })
+        .collect();
+    let run = |options: &Options, indices: &[i64]| {
+        gather_nd_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&idx_shape, indices),
+            1,
+            options,
+        )
+    };
+    let tasks = task_counts(|options| {
+        run(options, &indices).unwrap();
+    });
+    assert!(
+        tasks.iter().all(|&n| n >= 2),
+        "k {k}, slice {slice_len}, tpb {tpb}: the call was not split: {tasks:?}"
+    );
+    for (threads, options) in executors(&[1, 2, 3]) {
+        let (_, out) = run(&options, &indices).unwrap();
+        assert!(
+            out == expected,
+            "k {k}, slice {slice_len}, tpb {tpb}, {threads}"
+        );
+    }
+    let start = tuples.div_ceil(2);
+    indices[start * k + k - 1] = dims[k - 1] as i64;
+    indices[(start - 1) * k] = -(dims[0] as i64) - 1;
+    let first = (start - 1) * k;
+    let at: Vec<String> = coords(first, &idx_shape)
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let want = format!(
+        "component 0 (indices[{}]) = {} is out of range",
+        at.join(", "),
+        indices[first]
+    );
+    for (threads, options) in executors(&[1, 2, 3, 4]) {
+        let e = run(&options, &indices).unwrap_err();
+        assert!(
+            e.message().contains(&want),
+            "k {k}, tpb {tpb}, {threads}: {} (want {want})",
+            e.message()
+        );
+    }
+}
+
+#[test]
+fn gather_nd_copies_many_small_batches_together() {
+    for (k, slice_len, tpb) in [(1, 16, 1), (2, 13, 3), (3, 8, 2), (3, 24, 1), (2, 1, 5)] {
+        check_nd_short_runs(k, slice_len, tpb);
+    }
 }

@@ -6,10 +6,12 @@
 //! and version: they differ only in how they *name* the output shape.
 //!
 //! [`batch_run`] copies one (batch, outer position) run; [`reuse`] copies many outer positions
-//! that share a batch's few indices.
+//! that share a batch's few indices; [`short_runs`] copies the tuples of many small batches
+//! together.
 
 mod batch_run;
 mod reuse;
+mod short_runs;
 
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::{Components, INDEX_BLOCK};
@@ -208,11 +210,28 @@ impl SliceKernel {
                 components: Components::new(),
                 staging: (stream && N != 0).then(Staging::new),
             };
-            // Tuples run a (batch, outer) pair at a time (two divisions per run, not per
-            // tuple). Cannot panic or divide by zero: tuples > 0 implies tuples_per_batch > 0
-            // and outer > 0; the runs partition `range`, whose indices and output lengths
+            if !stream && self.runs_are_short(k) {
+                return self.gather_short_runs::<E, I, N, K>(
+                    data,
+                    indices,
+                    range,
+                    chunk,
+                    &mut scratch,
+                );
+            }
+            // Tuples run a (batch, outer) pair at a time. The pair is found by division once,
+            // where the chunk starts (and after a reusing stretch), then counted: with one or
+            // two tuples per batch, three divisions per run were most of a small call's time.
+            // Cannot panic or divide by zero: tuples > 0 implies tuples_per_batch > 0 and
+            // outer > 0; the runs partition `range`, whose indices and output lengths
             // `split_units` and the plan guarantee.
+            let tpb = self.tuples_per_batch;
+            let locate = |t: usize| {
+                let pair = t / tpb;
+                (pair / self.outer, pair % self.outer, t - pair * tpb)
+            };
             let mut t = range.start;
+            let (mut batch, mut outer, mut first) = locate(t);
             let mut rest = chunk;
             while t < range.end {
                 let run = BatchRun {
@@ -228,7 +247,7 @@ impl SliceKernel {
                 // reuse (Gather along a late axis with few indices): the per-run work (reading
                 // and resolving the indices) would cost more than the copies, so it is done
                 // once per batch and task, and each outer position only copies.
-                if self.outer > 1 && self.tuples_per_batch * k <= INDEX_BLOCK && len > 0 {
+                if self.outer > 1 && tpb * k <= INDEX_BLOCK && len > 0 {
                     let (done, tail) = self.gather_reusing_batch::<E, I, N, K>(
                         run,
                         data,
@@ -239,16 +258,14 @@ impl SliceKernel {
                     )?;
                     t = done;
                     rest = tail;
+                    (batch, outer, first) = locate(t);
                     continue;
                 }
-                let pair = t / self.tuples_per_batch;
-                let (batch, outer) = (pair / self.outer, pair % self.outer);
-                let first = t - pair * self.tuples_per_batch;
-                let run_end = ((pair + 1) * self.tuples_per_batch).min(range.end);
+                let run_end = (t - first + tpb).min(range.end);
                 let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
                 rest = tail;
                 // The batch's indices, from this run's first tuple.
-                let at = batch * self.tuples_per_batch + first;
+                let at = batch * tpb + first;
                 let run = BatchRun {
                     base: batch * self.batch_stride + outer * self.run_span,
                     ..run
@@ -260,6 +277,12 @@ impl SliceKernel {
                         value,
                     })?;
                 t = run_end;
+                first = 0;
+                outer += 1;
+                if outer == self.outer {
+                    outer = 0;
+                    batch += 1;
+                }
             }
             if stream {
                 stream_fence();

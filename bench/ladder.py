@@ -18,7 +18,8 @@ indices, index values uniform over the valid range, fixed seed):
     g-mid     Gather [a, b, b], axis=1, indices [b]: a slices of b elements (32 B to 1 KiB) per index
 
 Timing, the ORT overhead correction (speedup = adjusted ORT time / gatherkit time) and the
-checks are sweep.py's (shared in ortbench.py). The largest rung holds about 1.3 GiB (ge-last:
+checks are sweep.py's (shared in ortbench.py); so is the last column, gatherkit's 2-thread time over
+its 1-thread time with the two timed alternating with each other. The largest rung holds about 1.3 GiB (ge-last:
 data + int64 indices + two outputs).
 """
 
@@ -191,12 +192,15 @@ def main():
                     raise SystemExit(f"MISMATCH at {ortbench.fmt_bytes(size)} {family} ({case.info['desc']}): {e}")
                 row["ort_raw"][t], row["ort"][t], row["gk"][t] = ort_ms, overhead.adjust(case.op, ort_ms, t), gk_ms
                 row["speedup"][t] = row["ort"][t] / gk_ms
+            if len(threads_list) > 1:
+                own = ortbench.time_thread_counts(case, threads_list, args.repeat, outs[1])
+                row["self"] = {t: ms / own[0] for t, ms in zip(threads_list, own)}
             del case, outs
             rows.append(row)
             cells = [f"| {ortbench.fmt_bytes(size)}", family, row["desc"]]
             cells += [f"{row['ort'][t]:.3f}" for t in threads_list] + [f"{row['gk'][t]:.3f}" for t in threads_list]
             cells += [f"{row['speedup'][t]:.2f}x" for t in threads_list]
-            cells += [f"{row['gk'][t] / row['gk'][threads_list[0]]:.2f}" for t in threads_list[1:]]
+            cells += [f"{row['self'][t]:.2f}" for t in threads_list[1:]]
             print(" | ".join(cells) + " |", flush=True)
 
     print()
@@ -206,6 +210,17 @@ def main():
         print(f"{t} thread(s): geo-mean speedup {math.exp(sum(map(math.log, s)) / len(s)):.2f}x, min "
               f"{worst['speedup'][t]:.2f}x ({worst['family']} at {ortbench.fmt_bytes(worst['bytes'])}), "
               f"{sum(x < 1.0 for x in s)}/{len(s)} below 1.0")
+    base = threads_list[0]
+    for t in threads_list[1:]:
+        slower = [r for r in rows if r["self"][t] > 1.05]
+        print(f"{t}t vs {base}t (gatherkit against itself, timed alternating): {len(slower)}/{len(rows)} rungs "
+              f"take > 1.05 x the {base}-thread time" + "".join(
+                  f"; {r['family']} at {ortbench.fmt_bytes(r['bytes'])}: {r['self'][t]:.2f}" for r in slower))
+        for family in sorted({r["family"] for r in rows}):
+            gains = [f"{ortbench.fmt_bytes(r['bytes'])} {1 / r['self'][t]:.2f}x" for r in rows
+                     if r["family"] == family and r["bytes"] >= 4 << 20]
+            if gains:
+                print(f"    {family}: {t}-thread gain from 4 MiB: " + ", ".join(gains))
 
     if args.csv:
         with open(args.csv, "w", newline="") as f:
@@ -213,11 +228,13 @@ def main():
             head = ["data_bytes", "family", "shape"]
             for t in threads_list:
                 head += [f"ort_raw_ms_{t}t", f"ort_ms_{t}t", f"gk_ms_{t}t", f"speedup_{t}t"]
+            head += [f"gk_{t}t_over_{threads_list[0]}t" for t in threads_list[1:]]
             w.writerow(head)
             for r in rows:
                 line = [r["bytes"], r["family"], r["desc"]]
                 for t in threads_list:
                     line += [f"{r['ort_raw'][t]:.6f}", f"{r['ort'][t]:.6f}", f"{r['gk'][t]:.6f}", f"{r['speedup'][t]:.4f}"]
+                line += [f"{r['self'][t]:.4f}" for t in threads_list[1:]]
                 w.writerow(line)
         print(f"wrote {args.csv}")
     if args.plot:

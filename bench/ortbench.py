@@ -319,6 +319,25 @@ def time_case(case, threads, repeat, outs=None):
     return ort_s * 1e3, gk_s * 1e3
 
 
+def time_thread_counts(case, threads_list, repeat, gk_out):
+    """gatherkit's medians (ms) at each of `threads_list`, timed alternating with one another (not
+    with ORT) on the same output buffer: what "2 threads against 1" compares. Interleaved with
+    ORT's multi-threaded runs, gatherkit's own calls were moved by ORT's pool (a call of a few
+    microseconds that runs the same single task at either count came out 70% slower at "2
+    threads"). Checks that every count gives the same bytes."""
+    callers = [gk_caller(case, gk_out, t) for t in threads_list]
+    callers[0]()
+    expected = gk_out.copy()
+    for call in callers[1:]:
+        if not case.in_place:  # an in-place call's buffer must keep holding data
+            gk_out.reshape(-1).view(np.uint8).fill(0x5A)
+        call()
+        if not outputs_equal(expected, gk_out):
+            raise Mismatch(f"gatherkit's outputs differ between thread counts {threads_list}")
+    rounds = max(rounds_for(callers[0], callers[-1], repeat), repeat)
+    return [ms * 1e3 for ms in alternating_medians(callers, rounds)]
+
+
 def describe_mismatch(ort_out, gk_out, threads, when):
     if ort_out.shape != gk_out.shape:
         return f"{threads} thread(s), {when}: output shapes differ: ORT {ort_out.shape}, gatherkit {gk_out.shape}"

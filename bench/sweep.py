@@ -54,7 +54,9 @@ Timing: per configuration and thread count, both warm up once, then run alternat
 rotating) for --repeat rounds; medians. ORT runs through io binding with a preallocated output
 (gatherkit gets ``out=``). ORT's times are adjusted by the difference of the two per-call overheads
 (a tiny call of each, measured in the same run; see ortbench.py), so the ratio ORT/gk compares
-kernels even for small configurations. Ratio > 1: gatherkit is faster. ORT's pool does not spin
+kernels even for small configurations. Ratio > 1: gatherkit is faster. The last column compares
+gatherkit with itself: its 2-thread time over its 1-thread time, the two timed alternating with each
+other (not interleaved with ORT, whose multi-threaded runs moved small calls by up to 70%). ORT's pool does not spin
 (allow_spinning=0, so a live session leaves the second core alone; checked in the header), which
 costs ORT a pool wake-up per multi-threaded run: see ortbench.session_options.
 """
@@ -473,6 +475,8 @@ def header_line(threads_list):
             f"{'indices shape':<26}", f"{'attribute':<13}", f"{'sliceB':>6}", f"{'data MiB':>8}"]
     for t in threads_list:
         cols.append(f"| {f'ORT {t}t ms':>10} {f'gk {t}t ms':>10} {f'ratio {t}t':>8}")
+    if len(threads_list) > 1:
+        cols.append("| " + " ".join(f"{f'{t}t/{threads_list[0]}t':>5}" for t in threads_list[1:]))
     return " ".join(cols)
 
 
@@ -527,6 +531,10 @@ def main():
             result["ort_raw"][t], result["ort"][t], result["gk"][t] = ort_ms, adjusted, gk_ms
             result["ratio"][t] = adjusted / gk_ms
             cells.append(f"| {adjusted:10.3f} {gk_ms:10.3f} {adjusted / gk_ms:7.2f}x")
+        if len(threads_list) > 1:
+            own = ortbench.time_thread_counts(case, threads_list, args.repeat, outs[1])
+            result["self"] = {t: ms / own[0] for t, ms in zip(threads_list, own)}
+            cells.append("| " + " ".join(f"{result['self'][t]:5.2f}" for t in threads_list[1:]))
         print(" ".join(case_columns(case_id, case) + cells), flush=True)
         result["total_bytes"] = case.total_bytes()
         result["desc"] = {
@@ -557,10 +565,12 @@ def main():
                 f"{sum(r['ratio'][t] < 1.0 for r in group)}/{len(group)} lose" for op, group in by_op.items()))
     base = threads_list[0]
     for t in threads_list[1:]:
-        slower = [r["id"] for r in rows if r["gk"][t] > 1.05 * r["gk"][base]]
-        print(f"{t}t vs {base}t: {len(slower)}/{len(rows)} configurations have gk {t}-thread time > 1.05 x "
-              f"gk {base}-thread time" + (f": {','.join(map(str, slower[:20]))}{',...' if len(slower) > 20 else ''}"
-                                        if slower else ""))
+        slower = [r["id"] for r in rows if r["self"][t] > 1.05]
+        worst = max(rows, key=lambda r: r["self"][t])
+        print(f"{t}t vs {base}t (gatherkit against itself, timed alternating): {len(slower)}/{len(rows)} "
+              f"configurations take > 1.05 x the {base}-thread time, worst {worst['self'][t]:.2f}x (config "
+              f"{worst['id']})" + (f": {','.join(map(str, slower[:20]))}{',...' if len(slower) > 20 else ''}"
+                                   if slower else ""))
 
     if args.csv:
         with open(args.csv, "w", newline="") as f:
@@ -569,6 +579,7 @@ def main():
                     "negatives", "data_bytes", "total_bytes"]
             for t in threads_list:
                 head += [f"ort_raw_ms_{t}t", f"ort_ms_{t}t", f"gk_ms_{t}t", f"ratio_{t}t"]
+            head += [f"gk_{t}t_over_{base}t" for t in threads_list[1:]]
             w.writerow(head)
             for r in rows:
                 d = r["desc"]
@@ -576,6 +587,7 @@ def main():
                        d["attribute"], d["slice_bytes"], d["negatives"], d["data_bytes"], r["total_bytes"]]
                 for t in threads_list:
                     row += [f"{r['ort_raw'][t]:.6f}", f"{r['ort'][t]:.6f}", f"{r['gk'][t]:.6f}", f"{r['ratio'][t]:.4f}"]
+                row += [f"{r['self'][t]:.4f}" for t in threads_list[1:]]
                 w.writerow(row)
         print(f"wrote {args.csv}")
 

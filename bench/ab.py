@@ -5,7 +5,10 @@
 
 Calls alternate A, B, A, B, ... so that both builds see the same machine state (the machines here
 are shared and noisy: compare ratios within one run, never across runs). Outputs are checked equal.
-Prints the medians and B/A (below 1: B is faster). Needs numpy only. The two paths must differ
+Prints the medians and B/A (below 1: B is faster). At 2 threads, read B/A with care: each build
+has its own pool, whose workers keep spinning for up to 50 us after a call, on the core the other
+build's worker then needs (a 1 MiB GatherND moved by 30% from that alone); compare thread
+counts of one build in its own process (the sweep's and the ladder's 2t/1t columns). Needs numpy only. The two paths must differ
 (the loader keeps one copy per file). A G row (Gather) is skipped, with a note, when either build
 lacks gk_gather (0.1.x, and 0.2 builds from before Gather), so such a build can still be compared
 on W1-W9.

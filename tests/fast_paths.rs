@@ -3,8 +3,8 @@
 //! `GATHERKIT_PORTABLE_KERNELS=1`, so the portable variants are checked on machines with AVX2.
 //!
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab has at
-//! least 512 KiB), with one group (split by columns) and several, tiles widened to 256 bytes a
-//! row, and tail tiles; the strided-rows loop with and without next-row prefetch; GatherND's
+//! least 512 KiB and a tile fits 256 KiB), with one group (split by columns) and several, tiles
+//! widened to 256 bytes a row, packed or gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch; GatherND's
 //! fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64
 //! tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices
 //! (>= 256 bytes each) directly, small fixed ones through the staging buffer; many batches of a
@@ -144,12 +144,21 @@ fn tiled_gather_elements_from_slabs_just_past_l2() {
 }
 
 #[test]
-fn tiled_gather_elements_packs_tiles_only_when_they_fit() {
-    // Packed: 4 x 4096-column tiles fit 64 KiB. Not packed: an axis of 65537 makes even a
-    // 64-column tile 16 MiB, so the tile is gathered in place (100 columns: two tiles; with 19,
-    // narrower than one tile, rows would go in order, which this test once did unnoticed).
+fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
+    // Packed: 4 rows 1 MiB apart share their cache sets.
     check_tiled(|x| x as u32, 1, 4, 3, 1 << 18);
-    check_tiled(|x| x as u32, 1, 65537, 2, 100);
+    // In place: 6 rows 400000 bytes apart spread over the sets (2 tiles and a tail per group).
+    check_tiled(|x| x as u32, 2, 6, 2, 100_000);
+    // An axis of 65537 makes even a 64-column tile 16 MiB, more than the cache it is for: rows
+    // go in order.
+    let plan = GatherElements::new(
+        TensorDesc::new(DType::Uint32, &[1, 65537, 100]),
+        TensorDesc::new(DType::Int64, &[1, 2, 100]),
+        1,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(plan.traversal(), ElementsTraversal::Rows);
 }
 
 /// GatherElements along an axis with rows of `row_len` positions, data [rows, axis_size, tail]

@@ -142,12 +142,22 @@ impl ElementsKernel {
             .saturating_mul(row_len)
             .saturating_mul(element_size);
         let tile_columns = tiled::tile_columns(axis_size, row_len, element_size);
-        let traversal =
-            if tileable && slab_bytes >= tiled::TILED_MIN_SLAB_BYTES && tile_columns < row_len {
-                ElementsTraversal::Tiled
-            } else {
-                ElementsTraversal::Rows
-            };
+        // A tile must also fit the cache it is for: an axis so long that even the narrowest
+        // tile outgrows half an L2 ([6014, 355] i16 along axis 0: 6014 rows x 256 bytes) gains
+        // nothing from tiles and loses the long index and output runs of row order.
+        let tile_fits = axis_size
+            .saturating_mul(tile_columns)
+            .saturating_mul(element_size)
+            <= tiled::TILE_MAX_BYTES;
+        let traversal = if tileable
+            && tile_fits
+            && slab_bytes >= tiled::TILED_MIN_SLAB_BYTES
+            && tile_columns < row_len
+        {
+            ElementsTraversal::Tiled
+        } else {
+            ElementsTraversal::Rows
+        };
         ElementsKernel {
             row_counts,
             row_strides,

@@ -54,8 +54,8 @@ impl ElementsKernel {
         // tile once more, which is most of the work when few positions gather from it ([6, 18306]
         // i64 along axis 0 for 2 positions spent as long packing as gathering).
         let element = std::mem::size_of::<E>();
-        let pack = self.axis_size * block * element <= PACK_MAX_BYTES
-            && tile_rows_crowd_sets(self.axis_size, self.axis_stride * element, block * element);
+        let pack =
+            tile_rows_crowd_sets(self.axis_size, self.axis_stride * element, block * element);
         for_each_range(groups * column_splits, par, |tasks| {
             let mut packed: Vec<E> = Vec::new();
             let mut copy = IndexCopy::new();
@@ -204,9 +204,9 @@ const TILE_MIN_ROW_BYTES: usize = 256;
 /// How many rows ahead the tiled traversal prefetches indices.
 const TILE_PREFETCH_ROWS: usize = 4;
 
-/// The largest tile packed into a contiguous buffer (half a typical L2); a larger one (an axis
-/// too long for `TILE_MIN_ROW_BYTES` of columns) is gathered in place.
-const PACK_MAX_BYTES: usize = 256 << 10;
+/// The largest tile the tiled traversal takes (half a typical L2): an axis too long for even
+/// `TILE_MIN_ROW_BYTES` of columns within it goes in row order.
+pub(super) const TILE_MAX_BYTES: usize = 256 << 10;
 
 #[cfg(test)]
 mod tests {

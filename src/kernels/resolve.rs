@@ -78,17 +78,16 @@ impl<I: IndexElement> IndexCopy<I> {
     /// each value as it went ran 2x slower on GatherElements with negative indices).
     #[inline(always)]
     pub(crate) fn copy_resolved(&mut self, idx: &[I], size: usize) -> CheckedBlock<'_, I> {
-        let n = idx.len();
-        if self.copy_checked(idx, size).1 {
-            return CheckedBlock::Fit(self.values_copied(n));
+        let IndexCopy { values, positions } = self;
+        let (values, fit) = copy_checked(values, idx, size);
+        if fit {
+            return CheckedBlock::Fit(values);
         }
-        if self.positions.capacity() == 0 {
-            self.positions.reserve_exact(INDEX_BLOCK);
+        if positions.capacity() == 0 {
+            positions.reserve_exact(INDEX_BLOCK);
         }
         // Cannot panic: blocks hold at most INDEX_BLOCK values, the capacity reserved above.
-        let slots = &mut self.positions.spare_capacity_mut()[..n];
-        // SAFETY: `copy_checked` just wrote the first n values.
-        let values = unsafe { assume_init(&self.values.spare_capacity_mut()[..n]) };
+        let slots = &mut positions.spare_capacity_mut()[..values.len()];
         let mut ok = true;
         for (slot, &v) in slots.iter_mut().zip(values) {
             let (p, fits) = super::resolve_or_zero(v.to_i64(), size);
@@ -98,58 +97,56 @@ impl<I: IndexElement> IndexCopy<I> {
         // SAFETY: every one of `slots` was written in the loop above.
         CheckedBlock::Resolved(unsafe { assume_init(slots) }, ok)
     }
+}
 
-    /// The first `n` values of the copy, as the last `copy_checked` wrote them.
-    #[inline(always)]
-    fn values_copied(&mut self, n: usize) -> &[I] {
-        // SAFETY: callers pass the length `copy_checked` just wrote.
-        unsafe { assume_init(&self.values.spare_capacity_mut()[..n]) }
-    }
-
-    /// Reads `idx` (at most `INDEX_BLOCK` values) once into the copy. Returns the copy and
-    /// whether every value in it is in `0..size` (no negative value, none out of range); if not,
-    /// the caller resolves each value of the copy (and checks it) as it uses it.
-    ///
-    /// One loop stores each value and checks the value it stored. The store goes through a mask
-    /// the compiler cannot see through (all ones, from `black_box`): a plain copy loop would
-    /// become a `memcpy` followed by a check that reads `idx` a second time (seen in the
-    /// profile), which is both the double fetch this exists to prevent and slower (the `memcpy`
-    /// takes the cache misses without the prefetching a plain loop gets).
-    #[inline(always)]
-    pub(crate) fn copy_checked(&mut self, idx: &[I], size: usize) -> (&[I], bool) {
-        // Cannot panic: blocks hold at most INDEX_BLOCK values, the capacity `new` reserved.
-        let slots = &mut self.values.spare_capacity_mut()[..idx.len()];
-        let mask = std::hint::black_box(-1i64);
-        let Some(last) = size.checked_sub(1) else {
-            // No position exists: only a copy of zeros, and a bad block unless it is empty.
-            for (slot, &v) in slots.iter_mut().zip(idx) {
-                slot.write(v.masked(0));
-            }
-            // SAFETY: every one of `slots` was written just above.
-            return (unsafe { assume_init(slots) }, idx.is_empty());
-        };
-        // `last - v` cannot overflow for a non-negative `v`, and a negative `v` fails anyway.
-        let last = last.min(i64::MAX as usize) as i64;
-        let fit = if std::mem::size_of::<I>() == 4 {
-            // Lossless: a 4-byte index type is i32, and `last` is clamped to i32's range (every
-            // non-negative i32 is below a larger size).
-            let last = last.min(i32::MAX as i64) as i32;
-            let signs = slots.iter_mut().zip(idx).fold(0i32, |signs, (slot, &v)| {
-                let v = *slot.write(v.masked(mask));
-                let v = v.to_i64() as i32;
-                signs | v | last.wrapping_sub(v)
-            });
-            signs >= 0
-        } else {
-            let signs = slots.iter_mut().zip(idx).fold(0i64, |signs, (slot, &v)| {
-                let v = slot.write(v.masked(mask)).to_i64();
-                signs | v | last.wrapping_sub(v)
-            });
-            signs >= 0
-        };
-        // SAFETY: every one of `slots` was written in the loop above.
-        (unsafe { assume_init(slots) }, fit)
-    }
+/// Reads `idx` (at most `INDEX_BLOCK` values, the capacity of `copy`) once into `copy`. Returns
+/// the copy and whether every value in it is in `0..size` (no negative value, none out of
+/// range).
+///
+/// One loop stores each value and checks the value it stored. The store goes through a mask the
+/// compiler cannot see through (all ones, from `black_box`): a plain copy loop would become a
+/// `memcpy` followed by a check that reads `idx` a second time (seen in the profile), which is
+/// both the double fetch this exists to prevent and slower (the `memcpy` takes the cache misses
+/// without the prefetching a plain loop gets).
+#[inline(always)]
+fn copy_checked<'c, I: IndexElement>(
+    copy: &'c mut Vec<I>,
+    idx: &[I],
+    size: usize,
+) -> (&'c [I], bool) {
+    // Cannot panic: blocks hold at most INDEX_BLOCK values, the capacity `IndexCopy::new`
+    // reserved.
+    let slots = &mut copy.spare_capacity_mut()[..idx.len()];
+    let mask = std::hint::black_box(-1i64);
+    let Some(last) = size.checked_sub(1) else {
+        // No position exists: only a copy of zeros, and a bad block unless it is empty.
+        for (slot, &v) in slots.iter_mut().zip(idx) {
+            slot.write(v.masked(0));
+        }
+        // SAFETY: every one of `slots` was written just above.
+        return (unsafe { assume_init(slots) }, idx.is_empty());
+    };
+    // `last - v` cannot overflow for a non-negative `v`, and a negative `v` fails anyway.
+    let last = last.min(i64::MAX as usize) as i64;
+    let fit = if std::mem::size_of::<I>() == 4 {
+        // Lossless: a 4-byte index type is i32, and `last` is clamped to i32's range (every
+        // non-negative i32 is below a larger size).
+        let last = last.min(i32::MAX as i64) as i32;
+        let signs = slots.iter_mut().zip(idx).fold(0i32, |signs, (slot, &v)| {
+            let v = *slot.write(v.masked(mask));
+            let v = v.to_i64() as i32;
+            signs | v | last.wrapping_sub(v)
+        });
+        signs >= 0
+    } else {
+        let signs = slots.iter_mut().zip(idx).fold(0i64, |signs, (slot, &v)| {
+            let v = slot.write(v.masked(mask)).to_i64();
+            signs | v | last.wrapping_sub(v)
+        });
+        signs >= 0
+    };
+    // SAFETY: every one of `slots` was written in the loop above.
+    (unsafe { assume_init(slots) }, fit)
 }
 
 /// # Safety
@@ -212,7 +209,7 @@ impl Components {
 
     /// The one read of `idx`: each value widened (sign-extended) into the buffer. The store goes
     /// through a mask the compiler cannot see through (all ones, from `black_box`), as in
-    /// `IndexCopy::copy_checked`: with 8-byte indices a plain copy loop becomes a `memcpy`,
+    /// `copy_checked`: with 8-byte indices a plain copy loop becomes a `memcpy`,
     /// after which the compiler may read the caller's memory again in place of the copy (the
     /// double fetch the copy exists to prevent), and the `memcpy` was slower than the loop.
     #[inline(always)]
@@ -264,26 +261,29 @@ mod tests {
 
     #[test]
     fn copies_say_whether_every_value_is_non_negative_and_in_range() {
-        let mut c = IndexCopy::<i64>::new();
-        assert_eq!(c.copy_checked(&[0, 2, 1], 3), (&[0, 2, 1][..], true));
-        assert_eq!(c.copy_checked(&[0, 2, -1], 3), (&[0, 2, -1][..], false));
-        assert_eq!(c.copy_checked(&[3], 3), (&[3][..], false));
-        assert!(!c.copy_checked(&[i64::MIN, i64::MAX], 7).1);
-        assert_eq!(c.copy_checked(&[5], 0), (&[0][..], false));
-        assert_eq!(c.copy_checked(&[], 0), (&[][..], true));
-        let big = i64::MAX as usize;
-        assert!(c.copy_checked(&[i64::MAX - 1, 0], big).1);
-        assert!(!c.copy_checked(&[i64::MAX], big).1);
-        let mut c = IndexCopy::<i32>::new();
+        let mut c = Vec::<i64>::with_capacity(INDEX_BLOCK);
+        assert_eq!(copy_checked(&mut c, &[0, 2, 1], 3), (&[0, 2, 1][..], true));
         assert_eq!(
-            c.copy_checked(&[i32::MAX, 0], 1 << 31),
+            copy_checked(&mut c, &[0, 2, -1], 3),
+            (&[0, 2, -1][..], false)
+        );
+        assert_eq!(copy_checked(&mut c, &[3], 3), (&[3][..], false));
+        assert!(!copy_checked(&mut c, &[i64::MIN, i64::MAX], 7).1);
+        assert_eq!(copy_checked(&mut c, &[5], 0), (&[0][..], false));
+        assert_eq!(copy_checked(&mut c, &[], 0), (&[][..], true));
+        let big = i64::MAX as usize;
+        assert!(copy_checked(&mut c, &[i64::MAX - 1, 0], big).1);
+        assert!(!copy_checked(&mut c, &[i64::MAX], big).1);
+        let mut c = Vec::<i32>::with_capacity(INDEX_BLOCK);
+        assert_eq!(
+            copy_checked(&mut c, &[i32::MAX, 0], 1 << 31),
             (&[i32::MAX, 0][..], true)
         );
-        assert!(c.copy_checked(&[i32::MAX, 0], 1 << 40).1);
-        assert!(!c.copy_checked(&[i32::MAX], (1 << 31) - 1).1);
-        assert!(!c.copy_checked(&[5, -1], 1 << 40).1);
+        assert!(copy_checked(&mut c, &[i32::MAX, 0], 1 << 40).1);
+        assert!(!copy_checked(&mut c, &[i32::MAX], (1 << 31) - 1).1);
+        assert!(!copy_checked(&mut c, &[5, -1], 1 << 40).1);
         let many: Vec<i32> = (0..INDEX_BLOCK as i32).collect();
-        assert_eq!(c.copy_checked(&many, INDEX_BLOCK), (&many[..], true));
+        assert_eq!(copy_checked(&mut c, &many, INDEX_BLOCK), (&many[..], true));
     }
 
     #[test]

@@ -197,12 +197,9 @@ impl Pool {
         // caller first watches the count for a bounded time, as idle workers do.
         if job.active.load(Ordering::Acquire) > 0 {
             drop(queue);
-            let until = Instant::now() + SPIN;
-            while job.active.load(Ordering::Acquire) > 0 && Instant::now() < until {
-                for _ in 0..64 {
-                    std::hint::spin_loop();
-                }
-            }
+            spin_while(Instant::now() + SPIN, || {
+                job.active.load(Ordering::Acquire) > 0
+            });
             queue = self.lock();
         }
         while job.active.load(Ordering::Acquire) > 0 {
@@ -275,11 +272,7 @@ impl Pool {
             }
             if let Some(until) = spin_until.take() {
                 drop(queue);
-                while self.wanted.load(Ordering::Acquire) == 0 && Instant::now() < until {
-                    for _ in 0..64 {
-                        std::hint::spin_loop();
-                    }
-                }
+                spin_while(until, || self.wanted.load(Ordering::Acquire) == 0);
                 queue = self.lock();
                 continue;
             }
@@ -289,6 +282,16 @@ impl Pool {
                 .wait(queue)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             queue.sleeping -= 1;
+        }
+    }
+}
+
+/// Spins while `busy()` holds, until `until` at the latest: the bounded wait of an idle worker
+/// watching for work and of a caller watching its helpers finish.
+fn spin_while(until: Instant, busy: impl Fn() -> bool) {
+    while busy() && Instant::now() < until {
+        for _ in 0..64 {
+            std::hint::spin_loop();
         }
     }
 }

@@ -160,21 +160,21 @@ pub(super) fn tile_columns(axis_size: usize, row_len: usize, element_size: usize
 pub(super) fn tile_rows_crowd_sets(rows: usize, stride_bytes: usize, row_bytes: usize) -> bool {
     const LINE: usize = 64;
     const LINES: usize = SET_PERIOD_BYTES / LINE;
-    let mut per_set = vec![0u32; LINES];
+    let mut per_set = vec![0usize; LINES];
+    // Lines every set gets: a segment longer than the period wraps onto each set once per period.
+    let mut everywhere = 0;
     for row in 0..rows {
         let start = row.wrapping_mul(stride_bytes) % SET_PERIOD_BYTES;
         let lines = (start % LINE + row_bytes).div_ceil(LINE);
-        // A segment longer than the period wraps onto every set at least once.
-        let (whole, rest) = (lines / LINES, lines % LINES);
+        everywhere += lines / LINES;
         let first = start / LINE;
-        for line in 0..rest {
+        for line in 0..lines % LINES {
             per_set[(first + line) % LINES] += 1;
         }
-        if whole > 0 {
-            per_set.iter_mut().for_each(|n| *n += whole as u32);
-        }
     }
-    per_set.iter().any(|&n| n as usize > CROWDED_LINES_PER_SET)
+    per_set
+        .iter()
+        .any(|&n| n + everywhere > CROWDED_LINES_PER_SET)
 }
 
 /// The distance after which an L2's set index repeats: 1024 sets of 64-byte lines on both

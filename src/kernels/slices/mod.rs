@@ -220,8 +220,9 @@ impl SliceKernel {
                 );
             }
             // Tuples run a (batch, outer) pair at a time. The pair is found by division once,
-            // where the chunk starts (and after a reusing stretch), then counted: with one or
-            // two tuples per batch, three divisions per run were most of a small call's time.
+            // where the chunk starts (and after a reusing stretch), then counted from run to
+            // run. (Batches of a few tuples, where per-run costs dominate, take the short-runs
+            // path above.)
             // Cannot panic or divide by zero: tuples > 0 implies tuples_per_batch > 0 and
             // outer > 0; the runs partition `range`, whose indices and output lengths
             // `split_units` and the plan guarantee.

@@ -19,7 +19,7 @@ indices, index values uniform over the valid range, fixed seed):
 
 Timing, the ORT overhead correction (speedup = adjusted ORT time / gatherkit time) and the
 checks are sweep.py's (shared in ortbench.py); so is the last column, gatherkit's 2-thread time over
-its 1-thread time with the two timed alternating with each other. The largest rung holds about 1.3 GiB (ge-last:
+its 1-thread time with the two timed alternating with each other (settled calls, pool idle). The largest rung holds about 1.3 GiB (ge-last:
 data + int64 indices + two outputs).
 """
 
@@ -213,7 +213,7 @@ def main():
     base = threads_list[0]
     for t in threads_list[1:]:
         slower = [r for r in rows if r["self"][t] > 1.05]
-        print(f"{t}t vs {base}t (gatherkit against itself, timed alternating): {len(slower)}/{len(rows)} rungs "
+        print(f"{t}t vs {base}t (gatherkit against itself, settled calls, pool idle): {len(slower)}/{len(rows)} rungs "
               f"take > 1.05 x the {base}-thread time" + "".join(
                   f"; {r['family']} at {ortbench.fmt_bytes(r['bytes'])}: {r['self'][t]:.2f}" for r in slower))
         for family in sorted({r["family"] for r in rows}):

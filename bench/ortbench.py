@@ -223,6 +223,36 @@ def alternating_medians(calls, repeat):
     return [statistics.median(t) for t in times]
 
 
+# How long the pool is left idle before each call that settled_medians times: longer than its
+# workers' spin (50 us, pool.rs), so that every timed call wakes them as a call between other work
+# does.
+IDLE_GAP_S = 200e-6
+# At most this many rounds in settled_medians (each costs two calls and a gap per thread count).
+SETTLED_ROUNDS_MAX = 400
+
+
+def settled_medians(calls, repeat):
+    """Median seconds of each call over `repeat` rounds, the order rotating between rounds as in
+    alternating_medians; but each timed call comes after one untimed call of the same kind and an
+    idle gap (IDLE_GAP_S). For one library at different thread counts on one output buffer: timed
+    back to back, a 2-thread call finds half of the output's lines in the other core's cache,
+    where the 1-thread call before it left them, and pays for moving them (ge-axis0 at 1 MiB, whose
+    second thread halves its time against ORT, came out 9% slower than 1 thread), a cost no caller
+    that keeps one setting pays. The gap keeps the cost such a caller does pay: the pool's workers
+    are asleep when the call starts."""
+    times = [[] for _ in calls]
+    n = len(calls)
+    for r in range(repeat):
+        for j in range(n):
+            k = (j + r) % n
+            calls[k]()
+            time.sleep(IDLE_GAP_S)
+            t0 = time.perf_counter()
+            calls[k]()
+            times[k].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
+
+
 # Rounds for short calls: enough that each side is timed for about ROUNDS_TARGET_S (a median of
 # 7 single calls of a few microseconds is mostly timer and scheduler noise), at most ROUNDS_MAX.
 ROUNDS_TARGET_S = 0.03
@@ -321,10 +351,11 @@ def time_case(case, threads, repeat, outs=None):
 
 def time_thread_counts(case, threads_list, repeat, gk_out):
     """gatherkit's medians (ms) at each of `threads_list`, timed alternating with one another (not
-    with ORT) on the same output buffer: what "2 threads against 1" compares. Interleaved with
-    ORT's multi-threaded runs, gatherkit's own calls were moved by ORT's pool (a call of a few
-    microseconds that runs the same single task at either count came out 70% slower at "2
-    threads"). Checks that every count gives the same bytes."""
+    with ORT) on the same output buffer, each call settled and after an idle pool (settled_medians):
+    what "2 threads against 1" compares. Interleaved with ORT's multi-threaded runs, gatherkit's
+    own calls were moved by ORT's pool (a call of a few microseconds that runs the same single task
+    at either count came out 70% slower at "2 threads"). Checks that every count gives the same
+    bytes."""
     callers = [gk_caller(case, gk_out, t) for t in threads_list]
     callers[0]()
     expected = gk_out.copy()
@@ -334,8 +365,8 @@ def time_thread_counts(case, threads_list, repeat, gk_out):
         call()
         if not outputs_equal(expected, gk_out):
             raise Mismatch(f"gatherkit's outputs differ between thread counts {threads_list}")
-    rounds = max(rounds_for(callers[0], callers[-1], repeat), repeat)
-    return [ms * 1e3 for ms in alternating_medians(callers, rounds)]
+    rounds = max(min(rounds_for(callers[0], callers[-1], repeat), SETTLED_ROUNDS_MAX), repeat)
+    return [ms * 1e3 for ms in settled_medians(callers, rounds)]
 
 
 def describe_mismatch(ort_out, gk_out, threads, when):

@@ -56,7 +56,9 @@ rotating) for --repeat rounds; medians. ORT runs through io binding with a preal
 (a tiny call of each, measured in the same run; see ortbench.py), so the ratio ORT/gk compares
 kernels even for small configurations. Ratio > 1: gatherkit is faster. The last column compares
 gatherkit with itself: its 2-thread time over its 1-thread time, the two timed alternating with each
-other (not interleaved with ORT, whose multi-threaded runs moved small calls by up to 70%). ORT's pool does not spin
+other (not interleaved with ORT, whose multi-threaded runs moved small calls by up to 70%), each
+timed call after an untimed one at the same count and with the pool idle (see
+ortbench.settled_medians). ORT's pool does not spin
 (allow_spinning=0, so a live session leaves the second core alone; checked in the header), which
 costs ORT a pool wake-up per multi-threaded run: see ortbench.session_options.
 """
@@ -567,7 +569,7 @@ def main():
     for t in threads_list[1:]:
         slower = [r["id"] for r in rows if r["self"][t] > 1.05]
         worst = max(rows, key=lambda r: r["self"][t])
-        print(f"{t}t vs {base}t (gatherkit against itself, timed alternating): {len(slower)}/{len(rows)} "
+        print(f"{t}t vs {base}t (gatherkit against itself, settled calls, pool idle): {len(slower)}/{len(rows)} "
               f"configurations take > 1.05 x the {base}-thread time, worst {worst['self'][t]:.2f}x (config "
               f"{worst['id']})" + (f": {','.join(map(str, slower[:20]))}{',...' if len(slower) > 20 else ''}"
                                    if slower else ""))

@@ -4,7 +4,7 @@
 //!
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab has at
 //! least 512 KiB and a tile fits 256 KiB), with one group (split by columns) and several, tiles
-//! widened to 256 bytes a row, packed or gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch; GatherND's
+//! widened to 256 bytes a row, packed or gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch, and blocks of rows across short runs; GatherND's
 //! fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64
 //! tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices
 //! (>= 256 bytes each) directly, small fixed ones through the staging buffer; many batches of a
@@ -21,7 +21,7 @@ use gatherkit::{
     gather_elements_to_vec, gather_nd_to_vec, gather_to_vec, Complex, DType, Element,
     ElementsTraversal, Flavor, GatherElements, IndexElement, Options, TensorDesc, TensorRef,
 };
-use gatherkit_testkit::{coords, count, reference, Rng};
+use gatherkit_testkit::{coords, count, flat, reference, Rng};
 
 /// An index value known to be in range, as an offset into its dimension.
 fn resolve(v: i64, size: usize) -> usize {
@@ -839,6 +839,93 @@ fn gather_elements_of_one_row_splits_by_columns() {
     check_one_row(&[1 << 19, 8], &[1 << 19, 1], 1);
     // A 1-D gather: one row along the axis.
     check_one_row(&[1000], &[1 << 19], 0);
+}
+
+/// GatherElements whose runs (consecutive rows evenly strided in data) are shorter than an
+/// index block, so that blocks of rows span runs and each row's data comes from the cursor:
+/// rows along the axis with stride 1 or not, and rows across it. Negative values in a third of
+/// the rows, every executor, a split among tasks asserted when `split`; then the first of two bad
+/// values (one in a block after a negative block) is reported on every executor.
+fn check_short_runs(data_shape: &[usize], indices_shape: &[usize], axis: usize, split: bool) {
+    let data: Vec<u16> = (0..count(data_shape)).map(|x| x as u16).collect();
+    let size = data_shape[axis];
+    let row_len = indices_shape[indices_shape.len() - 1];
+    let mut rng = Rng::new(count(indices_shape) as u64);
+    let mut indices: Vec<i64> = (0..count(indices_shape))
+        .map(|p| {
+            let r = resolve(rng.index(size), size) as i64;
+            if (p / row_len) % 3 == 1 {
+                r - size as i64
+            } else {
+                r
+            }
+        })
+        .collect();
+    let want: Vec<u16> = (0..indices.len())
+        .map(|p| {
+            let mut at = coords(p, indices_shape);
+            at[axis] = resolve(indices[p], size);
+            data[flat(&at, data_shape)]
+        })
+        .collect();
+    let call = |indices: &[i64], options: &Options| {
+        gather_elements_to_vec(
+            TensorRef::new(data_shape, &data),
+            TensorRef::new(indices_shape, indices),
+            axis as i64,
+            options,
+        )
+    };
+    let counts = task_counts(|options| {
+        let (_, got) = call(&indices, options).unwrap();
+        assert!(
+            got == want,
+            "{data_shape:?} {indices_shape:?}: wrong values"
+        );
+    });
+    if split {
+        assert!(
+            counts.last().is_some_and(|&n| n >= 2),
+            "{data_shape:?} {indices_shape:?}: rows were not split among tasks ({counts:?})"
+        );
+    }
+    for (threads, options) in executors(&[1, 2, 3]) {
+        let (_, got) = call(&indices, &options).unwrap();
+        assert!(got == want, "{data_shape:?} {threads}: wrong values");
+    }
+    let n = indices.len();
+    let (first, second) = (n / 2 + 3 * row_len + 1, n - 2);
+    indices[second] = -(size as i64) - 1;
+    indices[first] = size as i64;
+    let at: Vec<String> = coords(first, indices_shape)
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let message = format!("indices[{}] = {size} is out of range", at.join(", "));
+    for (threads, options) in executors(&[1, 2, 3]) {
+        let e = call(&indices, &options).unwrap_err();
+        assert!(
+            e.message().contains(&message),
+            "{data_shape:?} {threads}: {} (want {message})",
+            e.message()
+        );
+    }
+}
+
+#[test]
+fn gather_elements_short_runs_take_blocks_of_rows_across_runs() {
+    // Along the axis, stride 1: rows of 4 in runs of 3; rows of 2 in runs of 2 over three row
+    // dimensions (carries at every level), enough of them to split.
+    check_short_runs(&[7, 5, 6], &[7, 3, 4], 2, false);
+    check_short_runs(&[9000, 2, 3, 3, 2], &[9000, 1, 3, 2, 2], 4, true);
+    // Rows of 100 (two to a block), and rows one element long.
+    check_short_runs(&[5, 3, 200], &[5, 2, 100], 2, false);
+    check_short_runs(&[40, 9, 5], &[40, 4, 1], 2, false);
+    // Along the axis with a stride (a trailing dimension of 3 in data).
+    check_short_runs(&[7, 5, 6, 3], &[7, 3, 4, 1], 2, false);
+    // Across the axis: rows of 3 along the last dimension, runs of 2 along the axis.
+    check_short_runs(&[2074, 6, 2, 11], &[335, 2, 2, 3], 2, false);
+    check_short_runs(&[30000, 2, 4, 5], &[30000, 2, 3, 4], 1, true);
 }
 
 /// GatherND with many batches of a few tuples each (the short-runs path: consecutive batches'

@@ -1,7 +1,7 @@
 //! Data, indices and output placed flush against inaccessible pages (mmap + mprotect), on one
 //! side and then the other: a single byte read or written outside any buffer kills the test.
 //! Covers the three operators, every element width, and every kernel path (rows, strided rows,
-//! tiled, GatherND fixed and general slice lengths, streamed slices; Gather's general and
+//! short runs, tiled, GatherND fixed and general slice lengths, streamed slices; Gather's general and
 //! batch-reusing paths, batch_dims, scalar indices), at 1 and 2 threads, and the error path (bad
 //! index in the last element).
 //!
@@ -133,10 +133,14 @@ fn expect(status: Status, bad_last: bool, ctx: &str) {
 #[test]
 fn gather_elements_paths_stay_inside_their_buffers() {
     // (data shape, indices shape, axis): strided rows along the last axis (odd row length),
-    // general rows across an axis with narrower indices, and the tiled traversal (slab >= 512 KiB for every width).
-    let cases: [(&[usize], &[usize], usize); 3] = [
+    // rows across an axis with narrower indices (short runs: blocks of rows across runs), short
+    // runs along the axis with stride 1 and with a stride, and the tiled traversal (slab >= 512
+    // KiB for every width).
+    let cases: [(&[usize], &[usize], usize); 5] = [
         (&[33, 7], &[33, 9], 1),
         (&[5, 6, 7], &[5, 3, 5], 1),
+        (&[6, 4, 9], &[6, 3, 5], 2),
+        (&[5, 4, 6, 3], &[5, 3, 2, 1], 2),
         (&[3, (1 << 20) / 3 + 5], &[4, (1 << 20) / 3 + 5], 0),
     ];
     for (data_shape, indices_shape, axis) in cases {

@@ -3,10 +3,18 @@
 use crate::shape::Dims;
 
 /// Walks row-major coordinates over `counts`, keeping `base = sum(coord[d] * strides[d])`.
+///
+/// The innermost coordinate lives in plain fields, so a step that stays within the innermost
+/// dimension is an add and a compare (kernels step once per row, and rows can be 2 elements);
+/// the carry into outer dimensions is out of line.
 pub(crate) struct RowCursor<'a> {
     counts: &'a [usize],
     strides: &'a [usize],
+    /// Every coordinate but the innermost (whose entry stays 0).
     coords: Dims,
+    inner: usize,
+    inner_count: usize,
+    inner_stride: usize,
     pub(crate) base: usize,
 }
 
@@ -14,49 +22,75 @@ impl<'a> RowCursor<'a> {
     /// The cursor at row number `row` (one division per dimension, once per chunk). Cannot
     /// divide by zero: only called for rows that exist, so every count is >= 1.
     pub(crate) fn at(counts: &'a [usize], strides: &'a [usize], row: usize) -> RowCursor<'a> {
-        let coords = crate::shape::coordinates(row, counts);
+        let mut coords = crate::shape::coordinates(row, counts);
         let base = coords
             .as_slice()
             .iter()
             .zip(strides)
             .map(|(c, s)| c * s)
             .sum();
+        // No dimension: one row, which a step leaves where it is.
+        let (inner, inner_count, inner_stride) = match coords.as_mut_slice().last_mut() {
+            Some(c) => (
+                std::mem::take(c),
+                counts[counts.len() - 1],
+                strides[strides.len() - 1],
+            ),
+            None => (0, 1, 0),
+        };
         RowCursor {
             counts,
             strides,
             coords,
+            inner,
+            inner_count,
+            inner_stride,
             base,
         }
     }
 
     /// The coordinate along the innermost row dimension (0 when there is none).
     pub(crate) fn innermost(&self) -> usize {
-        self.coords.as_slice().last().copied().unwrap_or(0)
+        self.inner
     }
 
     /// Moves `n` rows on, within the innermost dimension and at most to its end (then carrying
     /// into the outer ones).
     pub(crate) fn advance_by(&mut self, n: usize) {
-        let Some(d) = self.counts.len().checked_sub(1) else {
-            return;
-        };
-        // Cannot underflow: n >= 1 and the caller keeps coords[d] + n <= counts[d].
-        let c = &mut self.coords.as_mut_slice()[d];
-        *c += n - 1;
-        self.base += self.strides[d] * (n - 1);
+        // Cannot underflow: n >= 1 and the caller keeps inner + n <= inner_count.
+        self.inner += n - 1;
+        self.base += self.inner_stride * (n - 1);
         self.advance();
     }
 
+    /// Moves one row on.
+    #[inline(always)]
     pub(crate) fn advance(&mut self) {
-        for d in (0..self.counts.len()).rev() {
-            let c = &mut self.coords.as_mut_slice()[d];
+        self.inner += 1;
+        self.base += self.inner_stride;
+        if self.inner == self.inner_count {
+            self.carry();
+        }
+    }
+
+    /// The innermost dimension is done: back to its start, one on in the outer ones.
+    #[inline(always)]
+    fn carry(&mut self) {
+        self.base -= self.inner_stride * self.inner_count;
+        self.inner = 0;
+        let outer = self.counts.len().saturating_sub(1);
+        let dims = self.coords.as_mut_slice()[..outer]
+            .iter_mut()
+            .zip(&self.counts[..outer])
+            .zip(&self.strides[..outer]);
+        for ((c, &count), &stride) in dims.rev() {
             *c += 1;
-            self.base += self.strides[d];
-            if *c < self.counts[d] {
+            self.base += stride;
+            if *c < count {
                 return;
             }
             *c = 0;
-            self.base -= self.strides[d] * self.counts[d];
+            self.base -= stride * count;
         }
     }
 }

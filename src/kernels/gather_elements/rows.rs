@@ -1,10 +1,11 @@
 //! The in-order traversal: rows split among tasks, consecutive rows gathered as strided runs.
 
+use super::short_runs::{gather_cursor_rows, RowShape};
 use super::strided_rows::{gather_strided_rows, StridedRows};
 use super::ElementsKernel;
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::split_units;
-use crate::kernels::resolve::IndexCopy;
+use crate::kernels::resolve::{IndexCopy, INDEX_BLOCK};
 use crate::kernels::BadIndex;
 use crate::repr::{IndexElement, RawElement};
 use crate::threads::Parallel;
@@ -14,7 +15,8 @@ impl ElementsKernel {
     /// Rows in order. Consecutive rows along the innermost row dimension form one evenly strided
     /// sequence in `data` (a *run*): each run is one loop with one bounds check and index values
     /// checked a block of several rows at a time, which matters when rows are short (a run of
-    /// 2-element rows costs what a run of one long row does).
+    /// 2-element rows costs what a run of one long row does). Runs shorter than an index block
+    /// go through [`super::short_runs`] instead, whose blocks span runs.
     pub(super) fn run_rows<E: RawElement, I: IndexElement>(
         &self,
         data: &[E],
@@ -26,11 +28,10 @@ impl ElementsKernel {
             return self.run_columns::<E, I>(data, indices, out, par);
         }
         let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
-        // No row dimension: one row, a run of one.
-        let (run_count, row_stride) = match (counts.last(), strides.last()) {
-            (Some(&count), Some(&stride)) => (count, stride),
-            _ => (1, 0),
-        };
+        let (run_count, row_stride) = self.run_shape();
+        if self.runs_are_short(std::mem::size_of::<E>()) {
+            return self.run_short_runs::<E, I>(data, indices, out, par);
+        }
         split_units(out, self.rows, self.row_len, par, |rows, chunk| {
             let mut copy = IndexCopy::new();
             let mut cursor = RowCursor::at(counts, strides, rows.start);
@@ -63,6 +64,67 @@ impl ElementsKernel {
                 row += run;
             }
             Ok(())
+        })
+    }
+
+    /// The innermost row dimension's run: its rows, and their stride in `data`.
+    fn run_shape(&self) -> (usize, usize) {
+        match (
+            self.row_counts.as_slice().last(),
+            self.row_strides.as_slice().last(),
+        ) {
+            (Some(&count), Some(&stride)) => (count, stride),
+            // No row dimension: one row, a run of one.
+            _ => (1, 0),
+        }
+    }
+
+    /// Whether a run holds fewer index values than a block, so that row order takes blocks of
+    /// rows across runs ([`super::short_runs`]). Rows that prefetch the next row's data keep
+    /// their runs: the cursor path has no next row to prefetch.
+    pub(super) fn runs_are_short(&self, element_size: usize) -> bool {
+        let (run_count, row_stride) = self.run_shape();
+        let run = StridedRows {
+            base: 0,
+            row_stride,
+            rows: run_count,
+            row_len: self.row_len,
+            inner_stride: self.inner_stride,
+            axis_stride: self.axis_stride,
+            axis_size: self.axis_size,
+        };
+        self.rows > 1
+            && run_count.saturating_mul(self.row_len) < INDEX_BLOCK
+            && run.next_row_lines_per_piece(element_size) == 0
+    }
+
+    /// Rows in order when runs are short: blocks of whole rows across runs.
+    fn run_short_runs<E: RawElement, I: IndexElement>(
+        &self,
+        data: &[E],
+        indices: &[I],
+        out: &mut [MaybeUninit<E>],
+        par: Parallel,
+    ) -> Result<(), BadIndex> {
+        let shape = RowShape {
+            row_len: self.row_len,
+            inner_stride: self.inner_stride,
+            axis_stride: self.axis_stride,
+            axis_size: self.axis_size,
+        };
+        let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
+        split_units(out, self.rows, self.row_len, par, |rows, chunk| {
+            let mut copy = IndexCopy::new();
+            let mut cursor = RowCursor::at(counts, strides, rows.start);
+            // Cannot panic: indices.len() == rows * row_len, and the chunk's rows exist.
+            let first = rows.start * self.row_len;
+            let idx = &indices[first..rows.end * self.row_len];
+            gather_cursor_rows::<E, I>(data, shape, &mut cursor, idx, chunk, &mut copy).map_err(
+                |j| BadIndex {
+                    position: first + j,
+                    value: idx[j].to_i64(),
+                },
+            )
         })
     }
 

@@ -20,6 +20,31 @@ pub(super) struct StridedRows {
     pub(super) axis_size: usize,
 }
 
+impl StridedRows {
+    /// Lines of the next row's data each piece of [`PREFETCH_PIECE`] elements prefetches
+    /// while a row along the axis is gathered; 0 when rows gain nothing from it.
+    pub(super) fn next_row_lines_per_piece(&self, element_size: usize) -> usize {
+        let elements_per_line = (64 / element_size.max(1)).max(1);
+        let row_lines = self.axis_size.div_ceil(elements_per_line);
+        // Only rows along the axis (stride 1) with about as many index values as the row has
+        // lines: a row of a few values touches a few lines, and prefetching all of the next
+        // row's (a 54797-long axis read twice per row) cost 25x the gather.
+        // A run whose rows do not move (one row split by columns: row_stride 0) has no next row;
+        // its "next row" was its own, streamed in full beside the random reads (a 1-D gather of
+        // 897245 from 238890 u64 ran at 0.70x ONNX Runtime).
+        if self.inner_stride == 0
+            && self.row_stride != 0
+            && self.axis_stride == 1
+            && row_lines >= PREFETCH_ROW_MIN_LINES
+            && self.row_len.saturating_mul(2) >= row_lines
+        {
+            row_lines.div_ceil(self.row_len.div_ceil(PREFETCH_PIECE))
+        } else {
+            0
+        }
+    }
+}
+
 /// `out[r][j] = data[base + r * row_stride + j * inner_stride + r(idx[r][j]) * axis_stride]`;
 /// on a bad index, returns the position (within `idx`) of the first one.
 #[inline(always)]
@@ -44,27 +69,7 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     // Cannot panic for a validated plan: the slab's last element is data[last row, axis_size - 1]
     // of the chunk, an element of data; this one check keeps the loop below in bounds.
     let slab = &data[g.base..g.base + span];
-    // The next row's data is prefetched a share per piece of PREFETCH_PIECE elements, when
-    // rows are long enough for it to matter and sit along the axis (stride 1).
-    let elements_per_line = (64 / std::mem::size_of::<E>()).max(1);
-    let row_lines = g.axis_size.div_ceil(elements_per_line);
-    let along = !ACROSS;
-    // Only rows with about as many index values as the row has lines: a row of a few values
-    // touches a few lines, and prefetching all of the next row's (a 54797-long axis read twice
-    // per row) cost 25x the gather.
-    // A run whose rows do not move (one row split by columns: row_stride 0) has no next row; its
-    // "next row" was its own, streamed in full beside the random reads (a 1-D gather of 897245
-    // from 238890 u64 ran at 0.70x ONNX Runtime).
-    let lines_per_piece = if along
-        && g.row_stride != 0
-        && g.axis_stride == 1
-        && row_lines >= PREFETCH_ROW_MIN_LINES
-        && g.row_len.saturating_mul(2) >= row_lines
-    {
-        row_lines.div_ceil(g.row_len.div_ceil(PREFETCH_PIECE))
-    } else {
-        0
-    };
+    let lines_per_piece = g.next_row_lines_per_piece(std::mem::size_of::<E>());
     // Segments of at most INDEX_BLOCK index values: several whole rows when rows are short, a
     // piece of one row when they are long. Each segment's values are read once into a copy,
     // checked there, and gathered from the copy.

@@ -115,6 +115,10 @@ pub trait IndexElement: Copy + Send + Sync + 'static + sealed::Sealed {
     fn masked(self, mask: i64) -> Self;
     /// The value widened to `i64`.
     fn to_i64(self) -> i64;
+    /// `v` truncated to this type (exact for a value this type holds; kernels use it for
+    /// positions they resolved from a value of this type).
+    #[doc(hidden)]
+    fn from_i64_truncating(v: i64) -> Self;
 }
 
 impl sealed::Sealed for i32 {}
@@ -130,6 +134,10 @@ impl IndexElement for i32 {
     fn to_i64(self) -> i64 {
         self as i64
     }
+    #[inline(always)]
+    fn from_i64_truncating(v: i64) -> i32 {
+        v as i32
+    }
 }
 
 impl IndexElement for i64 {
@@ -141,6 +149,10 @@ impl IndexElement for i64 {
     #[inline(always)]
     fn to_i64(self) -> i64 {
         self
+    }
+    #[inline(always)]
+    fn from_i64_truncating(v: i64) -> i64 {
+        v
     }
 }
 

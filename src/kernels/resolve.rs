@@ -3,15 +3,13 @@
 //! A caller may (by mistake or malice) change `indices` while a call runs: another of its threads
 //! writes them, or the output is a second mapping of the same pages. A kernel that range-checked a
 //! value and then read it again to form an address could then read outside `data`. So every
-//! kernel copies a block of index values once into a private buffer, checks the copy, and forms
-//! addresses only from it (a block with negative or out-of-range values is resolved from the
-//! copy: negative values count from the end, an out-of-range value becomes 0 and lowers a
-//! flag). The caller's memory is read
+//! kernel copies a block of index values once into a private buffer, resolving and checking each
+//! value as it is copied (negative values count from the end, an out-of-range value becomes 0
+//! and lowers a flag), and forms addresses only from the copy. The caller's memory is read
 //! again only to *report* a bad index, never to address anything; a racing caller may then see an
 //! unspecified result or an unspecified error, never a read outside its buffers.
 //!
-//! The common block, every value already non-negative and in range, costs a copy and one
-//! vectorized compare per value.
+//! A block costs one vectorized pass, whether its values are non-negative, negative or mixed.
 
 use crate::repr::IndexElement;
 use std::mem::MaybeUninit;
@@ -37,9 +35,12 @@ pub(crate) struct IndexCopy<I> {
 pub(crate) enum CheckedBlock<'a, I> {
     /// The values as copied: all were non-negative and in range (the common block).
     Fit(&'a [I]),
-    /// The values resolved: negative ones counted from the back, out-of-range ones made 0. The
-    /// flag says whether every value was in `[-size, size - 1]`.
-    Resolved(&'a [usize], bool),
+    /// The values resolved in the copy, in their own type: negative ones counted from the back,
+    /// out-of-range ones made 0. The flag says whether every value was in `[-size, size - 1]`.
+    Resolved(&'a [I], bool),
+    /// The same, as `usize` positions: int32 values on an axis longer than `i32::MAX + 1`,
+    /// where a negative value's position need not fit an int32.
+    ResolvedWide(&'a [usize], bool),
 }
 
 /// A position taken from a checked block (see [`CheckedBlock`]): an index value known to be in
@@ -72,30 +73,97 @@ impl<I: IndexElement> IndexCopy<I> {
     }
 
     /// Reads `idx` (at most `INDEX_BLOCK` values) once and makes every value a position in
-    /// `0..size`: the copy itself when all are already, else the resolved positions (computed
-    /// from the copy, never from `idx` again). Resolving costs one pass over the block, so a
-    /// block with negative values then gathers as fast as one without (the gather resolving
-    /// each value as it went ran 2x slower on GatherElements with negative indices).
+    /// `0..size`, in the copy (never from `idx` again): negative values count from the back, a
+    /// value outside `[-size, size - 1]` becomes 0 and makes the block [`CheckedBlock::Resolved`]
+    /// with its flag down. One vectorized pass that copies, resolves and checks, and positions
+    /// that keep the index type, so a block with negative values costs what one without does
+    /// (resolved into `usize` positions by a second, scalar pass, a GatherElements with a third
+    /// of its values negative took 1.5x the time of one without).
     #[inline(always)]
     pub(crate) fn copy_resolved(&mut self, idx: &[I], size: usize) -> CheckedBlock<'_, I> {
         let IndexCopy { values, positions } = self;
-        let (values, fit) = copy_checked(values, idx, size);
-        if fit {
-            return CheckedBlock::Fit(values);
+        if positions_fit::<I>(size) {
+            let (copied, ok) = copy_resolving(values, idx, size);
+            return if ok {
+                CheckedBlock::Fit(copied)
+            } else {
+                CheckedBlock::Resolved(copied, false)
+            };
         }
+        let (copied, _) = copy_checked(values, idx, size);
         if positions.capacity() == 0 {
             positions.reserve_exact(INDEX_BLOCK);
         }
         // Cannot panic: blocks hold at most INDEX_BLOCK values, the capacity reserved above.
-        let slots = &mut positions.spare_capacity_mut()[..values.len()];
+        let slots = &mut positions.spare_capacity_mut()[..copied.len()];
         let mut ok = true;
-        for (slot, &v) in slots.iter_mut().zip(values) {
+        for (slot, &v) in slots.iter_mut().zip(copied) {
             let (p, fits) = super::resolve_or_zero(v.to_i64(), size);
             slot.write(p);
             ok &= fits;
         }
         // SAFETY: every one of `slots` was written in the loop above.
-        CheckedBlock::Resolved(unsafe { assume_init(slots) }, ok)
+        CheckedBlock::ResolvedWide(unsafe { assume_init(slots) }, ok)
+    }
+}
+
+/// Reads `idx` (at most `INDEX_BLOCK` values, the capacity of `copy`) once into `copy`, each
+/// value made its position: a negative value counts from the back, a value outside `[-size,
+/// size - 1]` becomes 0. Returns the positions and whether every value was inside. Only for a
+/// `size` whose positions fit the index type ([`positions_fit`]). Branch-free and in the
+/// values' own width, so that it vectorizes.
+#[inline(always)]
+fn copy_resolving<'c, I: IndexElement>(
+    copy: &'c mut Vec<I>,
+    idx: &[I],
+    size: usize,
+) -> (&'c [I], bool) {
+    debug_assert!(positions_fit::<I>(size));
+    // Cannot panic: blocks hold at most INDEX_BLOCK values, the capacity `IndexCopy::new`
+    // reserved.
+    let slots = &mut copy.spare_capacity_mut()[..idx.len()];
+    let inside = if std::mem::size_of::<I>() == 4 {
+        // Wrapping: size 2^31 is i32::MIN here, and a negative value plus it is still exact
+        // (the true sum lies in 0..2^31). `last` is size - 1 >= 0, or -1 for size 0, against
+        // which every value is outside.
+        let size = size as u32 as i32;
+        let last = size.wrapping_sub(1);
+        let signs = slots.iter_mut().zip(idx).fold(0, |signs, (slot, &v)| {
+            let v = v.to_i64() as i32;
+            let p = v.wrapping_add((v >> 31) & size);
+            let outside = p | last.wrapping_sub(p);
+            slot.write(I::from_i64_truncating(
+                if outside < 0 { 0 } else { p } as i64
+            ));
+            signs | outside
+        });
+        signs >= 0
+    } else {
+        // Lossless: positions_fit.
+        let size = size as i64;
+        let last = size - 1;
+        let signs = slots.iter_mut().zip(idx).fold(0, |signs, (slot, &v)| {
+            let v = v.to_i64();
+            let p = v.wrapping_add((v >> 63) & size);
+            let outside = p | last.wrapping_sub(p);
+            slot.write(I::from_i64_truncating(if outside < 0 { 0 } else { p }));
+            signs | outside
+        });
+        signs >= 0
+    };
+    // SAFETY: every one of `slots` was written in the loop above.
+    (unsafe { assume_init(slots) }, inside)
+}
+
+/// Whether every position below `size` fits the index type: not for int32 values on an axis
+/// longer than 2^31, where a negative value's position need not (nor for a size beyond
+/// i64::MAX, which has no data behind it).
+#[inline(always)]
+fn positions_fit<I: IndexElement>(size: usize) -> bool {
+    if std::mem::size_of::<I>() == 4 {
+        size <= 1 << 31
+    } else {
+        i64::try_from(size).is_ok()
     }
 }
 
@@ -287,32 +355,77 @@ mod tests {
     }
 
     #[test]
-    fn blocks_with_negative_or_bad_values_come_back_resolved() {
+    fn blocks_come_back_as_positions_flagged_when_a_value_is_bad() {
         let mut c = IndexCopy::<i32>::new();
         assert!(matches!(
             c.copy_resolved(&[0, 2, 1], 3),
             CheckedBlock::Fit(&[0, 2, 1])
         ));
+        // Negative values resolve in the same pass, in the index type.
         assert!(matches!(
             c.copy_resolved(&[0, -1, -3], 3),
-            CheckedBlock::Resolved(&[0, 2, 0], true)
+            CheckedBlock::Fit(&[0, 2, 0])
         ));
         assert!(matches!(
             c.copy_resolved(&[-4, 1, 3], 3),
             CheckedBlock::Resolved(&[0, 1, 0], false)
         ));
-        // A negative i32 on an axis longer than i32 can count resolves beyond i32's range.
+        assert!(matches!(
+            c.copy_resolved(&[0], 0),
+            CheckedBlock::Resolved(&[0], false)
+        ));
+        assert!(matches!(c.copy_resolved(&[], 0), CheckedBlock::Fit(&[])));
+        // The longest axis whose positions an i32 holds: its first position is i32::MIN.
+        assert!(matches!(
+            c.copy_resolved(&[i32::MIN, -1, i32::MAX], 1 << 31),
+            CheckedBlock::Fit(&[0, i32::MAX, i32::MAX])
+        ));
+        assert!(matches!(
+            c.copy_resolved(&[i32::MIN, 7], (1 << 31) - 1),
+            CheckedBlock::Resolved(&[0, 7], false)
+        ));
+        // Beyond it a negative i32 resolves past i32's range: usize positions.
+        assert!(matches!(
+            c.copy_resolved(&[-1, 5], (1 << 31) + 1),
+            CheckedBlock::ResolvedWide(&[p, 5], true) if p == 1 << 31
+        ));
         assert!(matches!(
             c.copy_resolved(&[-1], 1 << 33),
-            CheckedBlock::Resolved(&[p], true) if p == (1 << 33) - 1
+            CheckedBlock::ResolvedWide(&[p], true) if p == (1 << 33) - 1
         ));
         let mut c = IndexCopy::<i64>::new();
         assert!(matches!(
             c.copy_resolved(&[i64::MIN, -2], 5),
             CheckedBlock::Resolved(&[0, 3], false)
         ));
+        assert!(matches!(
+            c.copy_resolved(&[i64::MIN + 1, i64::MAX - 1], i64::MAX as usize),
+            CheckedBlock::Fit(&[0, p]) if p == i64::MAX - 1
+        ));
+        assert!(matches!(
+            c.copy_resolved(&[i64::MAX], i64::MAX as usize),
+            CheckedBlock::Resolved(&[0], false)
+        ));
         // The next block reuses the buffers.
         assert!(matches!(c.copy_resolved(&[4], 5), CheckedBlock::Fit(&[4])));
+        // A whole block, negative and bad values spread through it.
+        let block: Vec<i64> = (0..INDEX_BLOCK as i64)
+            .map(|v| if v % 5 == 0 { -v - 1 } else { v })
+            .collect();
+        let size = INDEX_BLOCK;
+        let want: Vec<i64> = block
+            .iter()
+            .map(|&v| if v < 0 { v + size as i64 } else { v })
+            .collect();
+        assert!(matches!(c.copy_resolved(&block, size), CheckedBlock::Fit(p) if p == want));
+        let mut bad = block.clone();
+        bad[201] = size as i64;
+        let mut want_bad = want.clone();
+        want_bad[201] = 0;
+        assert!(matches!(
+            c.copy_resolved(&bad, size),
+            CheckedBlock::Resolved(p, false) if p == want_bad
+        ));
     }
 
     #[test]

@@ -142,6 +142,10 @@ impl ElementsKernel {
                     all_fit &= ok;
                     self.write_offsets(run, positions, out_block, at)
                 }
+                CheckedBlock::ResolvedWide(positions, ok) => {
+                    all_fit &= ok;
+                    self.write_offsets(run, positions, out_block, at)
+                }
             }
         }
         all_fit

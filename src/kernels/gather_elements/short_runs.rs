@@ -77,18 +77,18 @@ fn gather_blocks<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS:
     let block = (INDEX_BLOCK / row_len).max(1) * row_len;
     let blocks = idx.chunks(block).zip(out.chunks_mut(block));
     for (b, (idx_block, out_block)) in blocks.enumerate() {
-        let ok = match copy.copy_resolved(idx_block, shape.axis_size) {
-            CheckedBlock::Fit(values) => {
-                gather_rows::<E, I, UNIT, ACROSS>(data, shape, row_span, cursor, values, out_block);
-                true
-            }
-            CheckedBlock::Resolved(positions, ok) => {
+        // Blocks whose positions keep the index type share one loop.
+        let (positions, ok) = match copy.copy_resolved(idx_block, shape.axis_size) {
+            CheckedBlock::Fit(values) => (values, true),
+            CheckedBlock::Resolved(positions, ok) => (positions, ok),
+            CheckedBlock::ResolvedWide(positions, ok) => {
                 gather_rows::<E, usize, UNIT, ACROSS>(
                     data, shape, row_span, cursor, positions, out_block,
                 );
-                ok
+                (&[][..], ok)
             }
         };
+        gather_rows::<E, I, UNIT, ACROSS>(data, shape, row_span, cursor, positions, out_block);
         if !ok {
             return Err(b * block + first_bad_index(idx_block, shape.axis_size));
         }

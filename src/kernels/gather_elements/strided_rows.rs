@@ -94,16 +94,15 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
             let at = row * g.row_len + column;
             let n = if rows_here == 1 { w } else { rows_here * w };
             let out_segment = &mut out[at..at + n];
-            match copy.copy_resolved(&idx[at..at + n], g.axis_size) {
-                CheckedBlock::Fit(values) => gather_block::<E, I, ACROSS>(
-                    slab,
-                    &g,
-                    segment,
-                    values,
-                    out_segment,
-                    lines_per_piece,
-                ),
+            // Blocks whose positions keep the index type share one loop, whether they fit as
+            // copied or were resolved (two inlined copies of it made W2's loop 10-20% slower).
+            let positions = match copy.copy_resolved(&idx[at..at + n], g.axis_size) {
+                CheckedBlock::Fit(values) => values,
                 CheckedBlock::Resolved(positions, ok) => {
+                    bad |= !ok;
+                    positions
+                }
+                CheckedBlock::ResolvedWide(positions, ok) => {
                     bad |= !ok;
                     gather_block::<E, usize, ACROSS>(
                         slab,
@@ -113,8 +112,18 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
                         out_segment,
                         lines_per_piece,
                     );
+                    column += w;
+                    continue;
                 }
-            }
+            };
+            gather_block::<E, I, ACROSS>(
+                slab,
+                &g,
+                segment,
+                positions,
+                out_segment,
+                lines_per_piece,
+            );
             column += w;
         }
         row += rows_here;

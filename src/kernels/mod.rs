@@ -18,6 +18,7 @@
 //! results of the dtype's own arithmetic ([`scatter::combine`]: bool results are 0 or 1,
 //! strings are only copied), which keeps the same invariant.
 
+mod cache;
 mod cursor;
 mod gather_elements;
 mod isa;

@@ -193,15 +193,20 @@ impl ElementsKernel {
 impl Kernel for ElementsKernel {
     /// The number of rows and the bytes each moves, for choosing a thread count.
     fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
-        // Row order reading a row's elements from a span of data larger than a cache share
-        // (half a 512 KiB L2) misses on nearly every element, and a miss moves a whole line:
-        // counted as a miss, a 760 KB call of random reads from a 4 MiB slab ([6014, 355] i16
-        // along axis 0) gets the second thread it gains from.
+        // Row order reading a row's elements from a span of data larger than a core's L2
+        // misses on nearly every element, and a miss moves a line: counted as a miss, a 760 KB
+        // call of random reads from a 4 MiB slab ([6014, 355] i16 along axis 0) gets the second
+        // thread it gains from. A span that fits is loaded once per task, whatever the split,
+        // so its reads count as hits (a 1-D gather of 74900 u64, 600 KB of data, counted as
+        // misses against half a 512 KiB L2, took 1.2-1.4x its 1-thread time at two on a Zen 5
+        // with 1 MiB of L2: each core loaded all of it).
         let read_span = self
             .axis_size
             .saturating_mul(self.axis_stride)
             .saturating_mul(element_size);
-        let read = if self.traversal == ElementsTraversal::Rows && read_span > MISSING_READ_SPAN {
+        let read = if self.traversal == ElementsTraversal::Rows
+            && read_span > crate::kernels::cache::l2_bytes()
+        {
             element_size.max(MISSED_READ_COST)
         } else {
             element_size
@@ -253,10 +258,6 @@ const MISSED_READ_COST: usize = 32;
 /// 3, 2, 2] u8 along the last axis, rows of 2: 670 KB of elements, 130 us at one task).
 const CURSOR_ROW_COST: usize = 64;
 
-/// Bytes of data a row draws its elements from beyond which [`Kernel::work`] counts each read as
-/// a miss: half a 512 KiB L2 (the Zen 3's; the Zen 5's is 1 MiB).
-const MISSING_READ_SPAN: usize = 256 << 10;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +279,21 @@ mod tests {
         let l = ElementsKernel::new(&[6014, 355], &[178, 355], 0, 2);
         assert_eq!(l.traversal(), ElementsTraversal::Rows);
         assert_eq!(tasks(&l, 2), 2);
+    }
+
+    #[test]
+    fn reads_count_as_misses_only_from_a_span_larger_than_a_cores_l2() {
+        let l2 = crate::kernels::cache::l2_bytes();
+        // 81920 random u64 reads from a span of 3/4 and of 5/4 of an L2: the first loads its
+        // span once per task and keeps one task, the second misses on its reads and gets two.
+        let reads = 81920;
+        let tasks = |span: usize| {
+            let kernel = ElementsKernel::new(&[span / 8], &[reads], 0, 8);
+            let (units, bytes) = kernel.work(8, 4);
+            ThreadBudget::new(2, None).parallel(units, bytes).tasks()
+        };
+        assert_eq!(tasks(l2 / 4 * 3), 1);
+        assert_eq!(tasks(l2 / 4 * 5), 2);
     }
 
     #[test]

@@ -1,0 +1,69 @@
+//! The per-core L2 size, read once from the CPU: kernels that decide by "does this fit a core's
+//! cache" ask here instead of assuming one machine's size (the Zen 3 this was tuned on has 512
+//! KiB, the Zen 5 also seen has 1 MiB).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What is assumed where the CPU does not say: the smallest L2 of the machines measured.
+const FALLBACK_L2_BYTES: usize = 512 << 10;
+
+/// Sizes outside this range are taken as a misreport (a hypervisor's zeroed leaf) and replaced
+/// by the fallback.
+const PLAUSIBLE_L2_BYTES: std::ops::RangeInclusive<usize> = (64 << 10)..=(64 << 20);
+
+/// The L2 cache of one core, in bytes. One CPUID instruction on the first call (no file reads,
+/// no allocation: it runs inside calls that promise a small stack), a load after.
+pub(crate) fn l2_bytes() -> usize {
+    static L2: AtomicUsize = AtomicUsize::new(0);
+    match L2.load(Ordering::Relaxed) {
+        0 => {
+            let size = Some(read_l2_bytes())
+                .filter(|size| PLAUSIBLE_L2_BYTES.contains(size))
+                .unwrap_or(FALLBACK_L2_BYTES);
+            L2.store(size, Ordering::Relaxed);
+            size
+        }
+        size => size,
+    }
+}
+
+/// CPUID leaf 0x8000_0006, ECX bits 31-16: the L2 size in KiB (AMD and Intel both report it);
+/// 0 when the CPU has no such leaf.
+#[cfg(target_arch = "x86_64")]
+fn read_l2_bytes() -> usize {
+    use std::arch::x86_64::{__cpuid, __get_cpuid_max};
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86-64 CPU; the extended leaf is read only when the CPU
+    // reports it (its maximum extended leaf is at least 0x8000_0006).
+    unsafe {
+        if __get_cpuid_max(0x8000_0000).0 < 0x8000_0006 {
+            return 0;
+        }
+        ((__cpuid(0x8000_0006).ecx >> 16) as usize) << 10
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn read_l2_bytes() -> usize {
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_l2_size_is_plausible_and_stable() {
+        let size = l2_bytes();
+        assert!(PLAUSIBLE_L2_BYTES.contains(&size), "{size}");
+        assert_eq!(l2_bytes(), size);
+        // Where Linux says too, it agrees (the first CPU's level-2 cache).
+        let sysfs = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cache/index2/size");
+        if let Ok(text) = sysfs {
+            let kib: Option<usize> = text.trim().strip_suffix('K').and_then(|n| n.parse().ok());
+            if let Some(kib) = kib {
+                assert_eq!(size, kib << 10, "CPUID and sysfs disagree");
+            }
+        }
+    }
+}

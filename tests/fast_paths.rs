@@ -165,7 +165,7 @@ fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
 /// and indices [rows, row_len, 1] (axis stride `tail`): the strided-rows path. Row blocks whose
 /// indices are all non-negative take the unchecked loop, the others the resolving one;
 /// `negative_rows` decides which rows use negative spellings, so both kinds of block meet in one call.
-/// Contiguous rows (tail 1) of at least 16 cache lines take the twin that prefetches the next row.
+/// Contiguous rows (tail 1) longer than a 4 KiB page take the twin that prefetches the next row.
 fn check_strided_rows(
     rows: usize,
     axis_size: usize,

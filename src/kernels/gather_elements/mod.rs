@@ -309,9 +309,9 @@ mod tests {
         assert!(short(&[2074, 6, 2, 11], &[335, 2, 2, 3], 2));
         assert!(short(&[7, 5, 6, 3], &[7, 3, 4, 1], 2));
         // Runs that fill a block keep the run loop; so do rows that prefetch the next row
-        // (300 f32 along the axis: 19 lines), and a single row.
+        // (1200 f32 along the axis: 75 lines), and a single row.
         assert!(!short(&[600, 5, 6], &[600, 5, 4], 2));
-        assert!(!short(&[5, 3, 300], &[5, 2, 100], 2));
+        assert!(!short(&[5, 3, 1200], &[5, 2, 100], 2));
         assert!(short(&[5, 3, 200], &[5, 2, 100], 2));
         assert!(!short(&[1000], &[300], 0));
 

@@ -28,6 +28,32 @@ fn resolve(v: i64, size: usize) -> usize {
     reference::resolve_index(v, size).expect("an index value in range")
 }
 
+/// How a message names position `p` of an index tensor of `shape`: `indices[c0, c1, ...]`.
+fn indices_at(p: usize, shape: &[usize]) -> String {
+    let at: Vec<String> = coords(p, shape).iter().map(|c| c.to_string()).collect();
+    format!("indices[{}]", at.join(", "))
+}
+
+/// Every executor of `threads` (and the host pools) fails `call` with a message containing
+/// `want`.
+fn expect_error_everywhere<R>(
+    threads: &[usize],
+    want: &str,
+    ctx: &str,
+    call: impl Fn(&Options) -> gatherkit::Result<R>,
+) {
+    for (executor, options) in executors(threads) {
+        match call(&options) {
+            Ok(_) => panic!("{ctx} {executor}: no error (want {want})"),
+            Err(e) => assert!(
+                e.message().contains(want),
+                "{ctx} {executor}: {} (want {want})",
+                e.message()
+            ),
+        }
+    }
+}
+
 /// GatherElements with the axis second to last of [groups, positions, columns] (columns merged),
 /// checked element by element: out[g, a, c] = data[g, idx[g, a, c], c].
 fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
@@ -717,28 +743,25 @@ fn check_first_bad_across_splits(
         bad.extend([at - 1, at]);
     }
     let first = *bad.iter().min().unwrap();
-    let at = coords(first, indices_shape);
-    let at: Vec<String> = at.iter().map(|c| c.to_string()).collect();
     let want = format!(
-        "indices[{}] = {} is out of range",
-        at.join(", "),
+        "{} = {} is out of range",
+        indices_at(first, indices_shape),
         indices[first]
     );
-    for (threads, options) in executors(&[1, 2, 3, 4]) {
-        let e = gather_to_vec(
-            TensorRef::new(data_shape, &data),
-            TensorRef::new(indices_shape, &indices),
-            axis as i64,
-            b as i64,
-            &gather_options(options, b),
-        )
-        .unwrap_err();
-        assert!(
-            e.message().contains(&want),
-            "{data_shape:?} {threads}: {} (want {want})",
-            e.message()
-        );
-    }
+    expect_error_everywhere(
+        &[1, 2, 3, 4],
+        &want,
+        &format!("{data_shape:?}"),
+        |options| {
+            gather_to_vec(
+                TensorRef::new(data_shape, &data),
+                TensorRef::new(indices_shape, &indices),
+                axis as i64,
+                b as i64,
+                &gather_options(*options, b),
+            )
+        },
+    );
 }
 
 #[test]
@@ -811,25 +834,18 @@ fn check_one_row(data_shape: &[usize], indices_shape: &[usize], axis: usize) {
     let (first, second) = (n / 2 + 3, n - 5);
     indices[second] = -(size as i64) - 1;
     indices[first] = size as i64;
-    let at: Vec<String> = coords(first, indices_shape)
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
-    let message = format!("indices[{}] = {size} is out of range", at.join(", "));
-    for (threads, options) in executors(&[1, 2, 3]) {
-        let e = gather_elements_to_vec(
+    let want = format!(
+        "{} = {size} is out of range",
+        indices_at(first, indices_shape)
+    );
+    expect_error_everywhere(&[1, 2, 3], &want, &format!("{data_shape:?}"), |options| {
+        gather_elements_to_vec(
             TensorRef::new(data_shape, &data),
             TensorRef::new(indices_shape, &indices),
             axis as i64,
-            &options,
+            options,
         )
-        .unwrap_err();
-        assert!(
-            e.message().contains(&message),
-            "{data_shape:?} {threads}: {} (want {message})",
-            e.message()
-        );
-    }
+    });
 }
 
 #[test]
@@ -897,19 +913,13 @@ fn check_short_runs(data_shape: &[usize], indices_shape: &[usize], axis: usize, 
     let (first, second) = (n / 2 + 3 * row_len + 1, n - 2);
     indices[second] = -(size as i64) - 1;
     indices[first] = size as i64;
-    let at: Vec<String> = coords(first, indices_shape)
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
-    let message = format!("indices[{}] = {size} is out of range", at.join(", "));
-    for (threads, options) in executors(&[1, 2, 3]) {
-        let e = call(&indices, &options).unwrap_err();
-        assert!(
-            e.message().contains(&message),
-            "{data_shape:?} {threads}: {} (want {message})",
-            e.message()
-        );
-    }
+    let want = format!(
+        "{} = {size} is out of range",
+        indices_at(first, indices_shape)
+    );
+    expect_error_everywhere(&[1, 2, 3], &want, &format!("{data_shape:?}"), |options| {
+        call(&indices, options)
+    });
 }
 
 #[test]
@@ -991,23 +1001,17 @@ fn check_nd_short_runs(k: usize, slice_len: usize, tpb: usize) {
     indices[start * k + k - 1] = dims[k - 1] as i64;
     indices[(start - 1) * k] = -(dims[0] as i64) - 1;
     let first = (start - 1) * k;
-    let at: Vec<String> = coords(first, &idx_shape)
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
     let want = format!(
-        "component 0 (indices[{}]) = {} is out of range",
-        at.join(", "),
+        "component 0 ({}) = {} is out of range",
+        indices_at(first, &idx_shape),
         indices[first]
     );
-    for (threads, options) in executors(&[1, 2, 3, 4]) {
-        let e = run(&options, &indices).unwrap_err();
-        assert!(
-            e.message().contains(&want),
-            "k {k}, tpb {tpb}, {threads}: {} (want {want})",
-            e.message()
-        );
-    }
+    expect_error_everywhere(
+        &[1, 2, 3, 4],
+        &want,
+        &format!("k {k}, tpb {tpb}"),
+        |options| run(options, &indices),
+    );
 }
 
 #[test]

@@ -33,13 +33,15 @@ pub(crate) struct IndexCopy<I> {
 
 /// A copied block of index values, every one a position in `0..size`.
 pub(crate) enum CheckedBlock<'a, I> {
-    /// The values as copied: all were non-negative and in range (the common block).
+    /// Every value was in `[-size, size - 1]`: their positions, in the index type (negative
+    /// values counted from the back; a block of non-negative values is its copy).
     Fit(&'a [I]),
-    /// The values resolved in the copy, in their own type: negative ones counted from the back,
-    /// out-of-range ones made 0. The flag says whether every value was in `[-size, size - 1]`.
-    Resolved(&'a [I], bool),
-    /// The same, as `usize` positions: int32 values on an axis longer than `i32::MAX + 1`,
-    /// where a negative value's position need not fit an int32.
+    /// Some value was outside `[-size, size - 1]`: the positions, in the index type, with 0 for
+    /// each such value.
+    OutOfRange(&'a [I]),
+    /// The positions as `usize` (int32 values on an axis longer than `i32::MAX + 1`, where a
+    /// negative value's position need not fit an int32), out-of-range values made 0; the flag
+    /// says whether every value was in `[-size, size - 1]`.
     ResolvedWide(&'a [usize], bool),
 }
 
@@ -74,11 +76,11 @@ impl<I: IndexElement> IndexCopy<I> {
 
     /// Reads `idx` (at most `INDEX_BLOCK` values) once and makes every value a position in
     /// `0..size`, in the copy (never from `idx` again): negative values count from the back, a
-    /// value outside `[-size, size - 1]` becomes 0 and makes the block [`CheckedBlock::Resolved`]
-    /// with its flag down. One vectorized pass that copies, resolves and checks, and positions
-    /// that keep the index type, so a block with negative values costs what one without does
-    /// (resolved into `usize` positions by a second, scalar pass, a GatherElements with a third
-    /// of its values negative took 1.5x the time of one without).
+    /// value outside `[-size, size - 1]` becomes 0 and makes the block
+    /// [`CheckedBlock::OutOfRange`]. One vectorized pass that copies, resolves and checks, and
+    /// positions that keep the index type, so a block with negative values costs what one
+    /// without does (resolved into `usize` positions by a second, scalar pass, a GatherElements
+    /// with a third of its values negative took 1.5x the time of one without).
     #[inline(always)]
     pub(crate) fn copy_resolved(&mut self, idx: &[I], size: usize) -> CheckedBlock<'_, I> {
         let IndexCopy { values, positions } = self;
@@ -87,7 +89,7 @@ impl<I: IndexElement> IndexCopy<I> {
             return if ok {
                 CheckedBlock::Fit(copied)
             } else {
-                CheckedBlock::Resolved(copied, false)
+                CheckedBlock::OutOfRange(copied)
             };
         }
         let (copied, _) = copy_checked(values, idx, size);
@@ -368,11 +370,11 @@ mod tests {
         ));
         assert!(matches!(
             c.copy_resolved(&[-4, 1, 3], 3),
-            CheckedBlock::Resolved(&[0, 1, 0], false)
+            CheckedBlock::OutOfRange(&[0, 1, 0])
         ));
         assert!(matches!(
             c.copy_resolved(&[0], 0),
-            CheckedBlock::Resolved(&[0], false)
+            CheckedBlock::OutOfRange(&[0])
         ));
         assert!(matches!(c.copy_resolved(&[], 0), CheckedBlock::Fit(&[])));
         // The longest axis whose positions an i32 holds: its first position is i32::MIN.
@@ -382,7 +384,7 @@ mod tests {
         ));
         assert!(matches!(
             c.copy_resolved(&[i32::MIN, 7], (1 << 31) - 1),
-            CheckedBlock::Resolved(&[0, 7], false)
+            CheckedBlock::OutOfRange(&[0, 7])
         ));
         // Beyond it a negative i32 resolves past i32's range: usize positions.
         assert!(matches!(
@@ -396,7 +398,7 @@ mod tests {
         let mut c = IndexCopy::<i64>::new();
         assert!(matches!(
             c.copy_resolved(&[i64::MIN, -2], 5),
-            CheckedBlock::Resolved(&[0, 3], false)
+            CheckedBlock::OutOfRange(&[0, 3])
         ));
         assert!(matches!(
             c.copy_resolved(&[i64::MIN + 1, i64::MAX - 1], i64::MAX as usize),
@@ -404,7 +406,7 @@ mod tests {
         ));
         assert!(matches!(
             c.copy_resolved(&[i64::MAX], i64::MAX as usize),
-            CheckedBlock::Resolved(&[0], false)
+            CheckedBlock::OutOfRange(&[0])
         ));
         // The next block reuses the buffers.
         assert!(matches!(c.copy_resolved(&[4], 5), CheckedBlock::Fit(&[4])));
@@ -424,7 +426,7 @@ mod tests {
         want_bad[201] = 0;
         assert!(matches!(
             c.copy_resolved(&bad, size),
-            CheckedBlock::Resolved(p, false) if p == want_bad
+            CheckedBlock::OutOfRange(p) if p == want_bad
         ));
     }
 

@@ -135,18 +135,20 @@ impl ElementsKernel {
         let (mut row_base, mut column) = (run.base, run.column);
         for (block, out_block) in idx.chunks(INDEX_BLOCK).zip(out.chunks_mut(INDEX_BLOCK)) {
             let at = (&mut row_base, &mut column);
-            match copy.copy_resolved(block, self.axis_size) {
-                CheckedBlock::Fit(values) => self.write_offsets(run, values, out_block, at),
-                // Negative values count from the back; only a value outside the range is bad.
-                CheckedBlock::Resolved(positions, ok) => {
-                    all_fit &= ok;
-                    self.write_offsets(run, positions, out_block, at)
+            // Blocks whose positions keep the index type share one loop.
+            let positions = match copy.copy_resolved(block, self.axis_size) {
+                CheckedBlock::Fit(positions) => positions,
+                CheckedBlock::OutOfRange(positions) => {
+                    all_fit = false;
+                    positions
                 }
                 CheckedBlock::ResolvedWide(positions, ok) => {
                     all_fit &= ok;
-                    self.write_offsets(run, positions, out_block, at)
+                    self.write_offsets(run, positions, out_block, at);
+                    continue;
                 }
-            }
+            };
+            self.write_offsets(run, positions, out_block, at);
         }
         all_fit
     }

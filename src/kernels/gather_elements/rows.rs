@@ -27,11 +27,11 @@ impl ElementsKernel {
         if self.rows == 1 {
             return self.run_columns::<E, I>(data, indices, out, par);
         }
-        let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
-        let (run_count, row_stride) = self.run_shape();
         if self.runs_are_short(std::mem::size_of::<E>()) {
             return self.run_short_runs::<E, I>(data, indices, out, par);
         }
+        let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
+        let (run_count, row_stride) = self.run_shape();
         split_units(out, self.rows, self.row_len, par, |rows, chunk| {
             let mut copy = IndexCopy::new();
             let mut cursor = RowCursor::at(counts, strides, rows.start);

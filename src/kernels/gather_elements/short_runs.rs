@@ -77,10 +77,11 @@ fn gather_blocks<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS:
     let block = (INDEX_BLOCK / row_len).max(1) * row_len;
     let blocks = idx.chunks(block).zip(out.chunks_mut(block));
     for (b, (idx_block, out_block)) in blocks.enumerate() {
-        // Blocks whose positions keep the index type share one loop.
+        // Blocks whose positions keep the index type share one loop; a wide block is gathered
+        // in its arm and leaves that loop no rows.
         let (positions, ok) = match copy.copy_resolved(idx_block, shape.axis_size) {
             CheckedBlock::Fit(values) => (values, true),
-            CheckedBlock::Resolved(positions, ok) => (positions, ok),
+            CheckedBlock::OutOfRange(positions) => (positions, false),
             CheckedBlock::ResolvedWide(positions, ok) => {
                 gather_rows::<E, usize, UNIT, ACROSS>(
                     data, shape, row_span, cursor, positions, out_block,

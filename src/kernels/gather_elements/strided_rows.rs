@@ -100,8 +100,8 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
             // copied or were resolved (two inlined copies of it made W2's loop 10-20% slower).
             let positions = match copy.copy_resolved(&idx[at..at + n], g.axis_size) {
                 CheckedBlock::Fit(values) => values,
-                CheckedBlock::Resolved(positions, ok) => {
-                    bad |= !ok;
+                CheckedBlock::OutOfRange(positions) => {
+                    bad = true;
                     positions
                 }
                 CheckedBlock::ResolvedWide(positions, ok) => {

@@ -779,21 +779,9 @@ fn gather_reports_the_first_bad_index_whatever_the_split() {
 /// the axis, whose other dimensions merge): split among tasks by columns, with the same result
 /// and the same first bad index on every executor.
 fn check_one_row(data_shape: &[usize], indices_shape: &[usize], axis: usize) {
-    let data: Vec<f32> = (0..count(data_shape)).map(|x| x as f32).collect();
     let size = data_shape[axis];
     let mut rng = Rng::new(21);
-    let mut indices: Vec<i64> = (0..count(indices_shape)).map(|_| rng.index(size)).collect();
-    let want: Vec<f32> = (0..indices.len())
-        .map(|p| {
-            let mut at = coords(p, indices_shape);
-            at[axis] = resolve(indices[p], size);
-            let flat = at
-                .iter()
-                .zip(data_shape)
-                .fold(0, |acc, (&c, &n)| acc * n + c);
-            data[flat]
-        })
-        .collect();
+    let indices: Vec<i64> = (0..count(indices_shape)).map(|_| rng.index(size)).collect();
     let plan = GatherElements::new(
         TensorDesc::new(DType::Float, data_shape),
         TensorDesc::new(DType::Int64, indices_shape),
@@ -802,82 +790,31 @@ fn check_one_row(data_shape: &[usize], indices_shape: &[usize], axis: usize) {
     )
     .unwrap();
     assert_eq!(plan.traversal(), ElementsTraversal::Rows);
-    let counts = task_counts(|options| {
-        let (_, got) = gather_elements_to_vec(
-            TensorRef::new(data_shape, &data),
-            TensorRef::new(indices_shape, &indices),
-            axis as i64,
-            options,
-        )
-        .unwrap();
-        assert!(
-            got == want,
-            "{data_shape:?} {indices_shape:?}: wrong values"
-        );
-    });
-    assert!(
-        counts.last().is_some_and(|&n| n >= 2),
-        "{data_shape:?} {indices_shape:?}: one row was not split among tasks ({counts:?})"
-    );
-    for (threads, options) in executors(&[1, 2, 3]) {
-        let (_, got) = gather_elements_to_vec(
-            TensorRef::new(data_shape, &data),
-            TensorRef::new(indices_shape, &indices),
-            axis as i64,
-            &options,
-        )
-        .unwrap();
-        assert!(got == want, "{data_shape:?} {threads}: wrong values");
-    }
     // Two bad values in the later half: the earlier one is reported, whatever the split.
     let n = indices.len();
-    let (first, second) = (n / 2 + 3, n - 5);
-    indices[second] = -(size as i64) - 1;
-    indices[first] = size as i64;
-    let want = format!(
-        "{} = {size} is out of range",
-        indices_at(first, indices_shape)
+    check_elements_everywhere(
+        |x| x as f32,
+        (data_shape, indices_shape, axis),
+        indices,
+        true,
+        (n / 2 + 3, n - 5),
     );
-    expect_error_everywhere(&[1, 2, 3], &want, &format!("{data_shape:?}"), |options| {
-        gather_elements_to_vec(
-            TensorRef::new(data_shape, &data),
-            TensorRef::new(indices_shape, &indices),
-            axis as i64,
-            options,
-        )
-    });
 }
 
-#[test]
-fn gather_elements_of_one_row_splits_by_columns() {
-    // Indices one position long along the axis: every dimension merges into one row.
-    check_one_row(&[1 << 18, 1, 5], &[1 << 18, 1, 5], 1);
-    check_one_row(&[1 << 19, 8], &[1 << 19, 1], 1);
-    // A 1-D gather: one row along the axis.
-    check_one_row(&[1000], &[1 << 19], 0);
-}
-
-/// GatherElements whose runs (consecutive rows evenly strided in data) are shorter than an
-/// index block, so that blocks of rows span runs and each row's data comes from the cursor:
-/// rows along the axis with stride 1 or not, and rows across it. Negative values in a third of
-/// the rows, every executor, a split among tasks asserted when `split`; then the first of two bad
-/// values (one in a block after a negative block) is reported on every executor.
-fn check_short_runs(data_shape: &[usize], indices_shape: &[usize], axis: usize, split: bool) {
-    let data: Vec<u16> = (0..count(data_shape)).map(|x| x as u16).collect();
+/// GatherElements of `indices` on data whose element `x` is `value(x)`, compared with a direct
+/// computation on the counting host (which must have split the work among tasks when `split`)
+/// and on every executor; then with `bad.0` and `bad.1` made out of range (`bad.0 < bad.1`), the
+/// first is reported on every executor.
+fn check_elements_everywhere<T: Element + PartialEq + std::fmt::Debug>(
+    value: impl Fn(usize) -> T,
+    (data_shape, indices_shape, axis): (&[usize], &[usize], usize),
+    mut indices: Vec<i64>,
+    split: bool,
+    (first, second): (usize, usize),
+) {
+    let data: Vec<T> = (0..count(data_shape)).map(value).collect();
     let size = data_shape[axis];
-    let row_len = indices_shape[indices_shape.len() - 1];
-    let mut rng = Rng::new(count(indices_shape) as u64);
-    let mut indices: Vec<i64> = (0..count(indices_shape))
-        .map(|p| {
-            let r = resolve(rng.index(size), size) as i64;
-            if (p / row_len) % 3 == 1 {
-                r - size as i64
-            } else {
-                r
-            }
-        })
-        .collect();
-    let want: Vec<u16> = (0..indices.len())
+    let want: Vec<T> = (0..indices.len())
         .map(|p| {
             let mut at = coords(p, indices_shape);
             at[axis] = resolve(indices[p], size);
@@ -909,8 +846,6 @@ fn check_short_runs(data_shape: &[usize], indices_shape: &[usize], axis: usize, 
         let (_, got) = call(&indices, &options).unwrap();
         assert!(got == want, "{data_shape:?} {threads}: wrong values");
     }
-    let n = indices.len();
-    let (first, second) = (n / 2 + 3 * row_len + 1, n - 2);
     indices[second] = -(size as i64) - 1;
     indices[first] = size as i64;
     let want = format!(
@@ -920,6 +855,44 @@ fn check_short_runs(data_shape: &[usize], indices_shape: &[usize], axis: usize, 
     expect_error_everywhere(&[1, 2, 3], &want, &format!("{data_shape:?}"), |options| {
         call(&indices, options)
     });
+}
+
+#[test]
+fn gather_elements_of_one_row_splits_by_columns() {
+    // Indices one position long along the axis: every dimension merges into one row.
+    check_one_row(&[1 << 18, 1, 5], &[1 << 18, 1, 5], 1);
+    check_one_row(&[1 << 19, 8], &[1 << 19, 1], 1);
+    // A 1-D gather: one row along the axis.
+    check_one_row(&[1000], &[1 << 19], 0);
+}
+
+/// GatherElements whose runs (consecutive rows evenly strided in data) are shorter than an
+/// index block, so that blocks of rows span runs and each row's data comes from the cursor:
+/// rows along the axis with stride 1 or not, and rows across it. Negative values in a third of
+/// the rows, every executor, a split among tasks asserted when `split`; then the first of two bad
+/// values (one in a block after a negative block) is reported on every executor.
+fn check_short_runs(data_shape: &[usize], indices_shape: &[usize], axis: usize, split: bool) {
+    let size = data_shape[axis];
+    let row_len = indices_shape[indices_shape.len() - 1];
+    let mut rng = Rng::new(count(indices_shape) as u64);
+    let indices: Vec<i64> = (0..count(indices_shape))
+        .map(|p| {
+            let r = resolve(rng.index(size), size) as i64;
+            if (p / row_len) % 3 == 1 {
+                r - size as i64
+            } else {
+                r
+            }
+        })
+        .collect();
+    let n = indices.len();
+    check_elements_everywhere(
+        |x| x as u16,
+        (data_shape, indices_shape, axis),
+        indices,
+        split,
+        (n / 2 + 3 * row_len + 1, n - 2),
+    );
 }
 
 #[test]

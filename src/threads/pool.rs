@@ -82,8 +82,6 @@ impl Job {
 
 struct Queue {
     jobs: Vec<Arc<Job>>,
-    /// Workers waiting on `work_available`.
-    sleeping: usize,
 }
 
 pub(crate) struct Pool {
@@ -98,6 +96,9 @@ pub(crate) struct Pool {
     helper_finished: Condvar,
     /// Jobs in the queue that want helpers: what spinning workers watch without the lock.
     wanted: AtomicUsize,
+    /// Workers waiting on `work_available`; changed under the queue lock, read also without it
+    /// (then a hint: it may change right after).
+    sleeping: AtomicUsize,
 }
 
 static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
@@ -119,13 +120,11 @@ impl Pool {
             pid,
             capacity: super::machine_parallelism() - 1,
             started: AtomicUsize::new(0),
-            queue: Mutex::new(Queue {
-                jobs: Vec::new(),
-                sleeping: 0,
-            }),
+            queue: Mutex::new(Queue { jobs: Vec::new() }),
             work_available: Condvar::new(),
             helper_finished: Condvar::new(),
             wanted: AtomicUsize::new(0),
+            sleeping: AtomicUsize::new(0),
         }));
         match POOL.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire) {
             // SAFETY: just leaked; never freed.
@@ -138,6 +137,18 @@ impl Pool {
                 // unless a fork happened in between, which the next call corrects.
                 unsafe { &*winner }
             }
+        }
+    }
+
+    /// Whether this process's pool has a worker that is not asleep (spinning after its last
+    /// task, or busy), so that a job handed over now costs no wake-up. Makes no pool.
+    pub(crate) fn has_awake_worker() -> bool {
+        // SAFETY: as in `get`: pools are never freed.
+        match unsafe { POOL.load(Ordering::Acquire).as_ref() } {
+            Some(pool) if pool.pid == std::process::id() => {
+                pool.started.load(Ordering::Relaxed) > pool.sleeping.load(Ordering::Relaxed)
+            }
+            _ => false,
         }
     }
 
@@ -180,7 +191,7 @@ impl Pool {
             let mut queue = self.lock();
             queue.jobs.push(Arc::clone(&job));
             self.wanted.fetch_add(1, Ordering::Release);
-            for _ in 0..helpers.min(queue.sleeping) {
+            for _ in 0..helpers.min(self.sleeping.load(Ordering::Relaxed)) {
                 self.work_available.notify_one();
             }
         }
@@ -276,12 +287,12 @@ impl Pool {
                 queue = self.lock();
                 continue;
             }
-            queue.sleeping += 1;
+            self.sleeping.fetch_add(1, Ordering::Relaxed);
             queue = self
                 .work_available
                 .wait(queue)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            queue.sleeping -= 1;
+            self.sleeping.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }

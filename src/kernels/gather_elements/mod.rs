@@ -267,7 +267,9 @@ mod tests {
     fn reads_that_miss_count_as_half_a_line_when_choosing_threads() {
         let tasks = |kernel: &ElementsKernel, element_size: usize| {
             let (units, bytes) = kernel.work(element_size, 8);
-            ThreadBudget::new(2, None).parallel(units, bytes).tasks()
+            ThreadBudget::new(2, None)
+                .parallel_with_helpers(units, bytes, true)
+                .tasks()
         };
         // 36194 u8 from 9 MB: 55 us at one thread, 1.2x that at two with the pool idle.
         assert_eq!(
@@ -290,7 +292,9 @@ mod tests {
         let tasks = |span: usize| {
             let kernel = ElementsKernel::new(&[span / 8], &[reads], 0, 8);
             let (units, bytes) = kernel.work(8, 4);
-            ThreadBudget::new(2, None).parallel(units, bytes).tasks()
+            ThreadBudget::new(2, None)
+                .parallel_with_helpers(units, bytes, true)
+                .tasks()
         };
         assert_eq!(tasks(l2 / 4 * 3), 1);
         assert_eq!(tasks(l2 / 4 * 5), 2);
@@ -318,12 +322,22 @@ mod tests {
         // The u8 call above at 2 tasks, with its rows counted: 77 us against 118 at one.
         let l = ElementsKernel::new(&[1, 9295, 2, 3, 3, 2], &[1, 9295, 1, 3, 2, 2], 5, 1);
         let (units, bytes) = l.work(1, 4);
-        assert_eq!(ThreadBudget::new(2, None).parallel(units, bytes).tasks(), 2);
+        assert_eq!(
+            ThreadBudget::new(2, None)
+                .parallel_with_helpers(units, bytes, true)
+                .tasks(),
+            2
+        );
         // The same rows taken in long runs count their elements alone: one task.
         let l = ElementsKernel::new(&[9295, 3, 2, 2], &[9295, 3, 2, 2], 3, 1);
         assert!(!l.runs_are_short(1));
         let (units, bytes) = l.work(1, 4);
-        assert_eq!(ThreadBudget::new(2, None).parallel(units, bytes).tasks(), 1);
+        assert_eq!(
+            ThreadBudget::new(2, None)
+                .parallel_with_helpers(units, bytes, true)
+                .tasks(),
+            1
+        );
     }
 
     #[test]

@@ -313,7 +313,9 @@ mod tests {
     /// Tasks a call of this kernel gets with two threads offered.
     fn tasks_at_two_threads(kernel: &impl Kernel, element_size: usize) -> usize {
         let (units, bytes) = kernel.work(element_size, 8);
-        ThreadBudget::new(2, None).parallel(units, bytes).tasks()
+        ThreadBudget::new(2, None)
+            .parallel_with_helpers(units, bytes, true)
+            .tasks()
     }
 
     #[test]

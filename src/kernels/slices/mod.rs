@@ -132,22 +132,26 @@ impl Kernel for SliceKernel {
     /// 180 us), and counted twice, calls of 30-70 us got a second task that cost more to wake
     /// than it saved (1.2-1.4x the 1-thread time, pool idle before the call).
     ///
-    /// A slice counts at least a whole cache line, rounded up to whole lines: its copy reads and
-    /// writes the lines it touches, and for slices of a few dozen bytes those, not the bytes,
-    /// set the time. Counted by bytes alone, a Gather of 69384 slices of 46 bytes (3.2 MB, 175 us
-    /// at one task) and a GatherND of 76827 3-D lookups of 28 bytes (2.2 MB, 404 us) counted
-    /// less than a 2.4 MB copy of 6440-byte slices that takes 40 us.
+    /// Where the data does not fit a core's L2, a slice's reads miss and move whole lines: the
+    /// slice then counts its bytes rounded up to whole lines (at least one). Counted by bytes, a
+    /// Gather of 69384 slices of 46 bytes from 17 MB (175 us at one task) and a GatherND of
+    /// 76827 3-D lookups of 28 bytes from 2.6 MB (404 us) counted less than a 40 us copy of
+    /// 6440-byte slices. Slices from data that stays in cache count their bytes: 82603 slices of
+    /// 8 bytes from 110 KB take 67 us at one task, and 1.17x that at two.
     fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
-        let slice_lines = self
-            .slice_len
-            .saturating_mul(element_size)
-            .div_ceil(SLICE_LINE)
-            .max(1);
+        let slice_bytes = self.slice_len.saturating_mul(element_size);
+        let data_bytes = self
+            .batches
+            .saturating_mul(self.batch_stride)
+            .saturating_mul(element_size);
+        let read = if data_bytes > crate::kernels::cache::l2_bytes() {
+            slice_bytes.div_ceil(LINE).max(1).saturating_mul(LINE)
+        } else {
+            slice_bytes
+        };
         (
             self.tuples(),
-            slice_lines
-                .saturating_mul(SLICE_LINE)
-                .saturating_add(self.tuple_dims.len() * index_size),
+            read.saturating_add(self.tuple_dims.len() * index_size),
         )
     }
 
@@ -308,8 +312,8 @@ impl SliceKernel {
         })
     }
 }
-/// The cache line, the unit slices are counted in when choosing threads.
-const SLICE_LINE: usize = 64;
+/// A cache line: what a read that misses moves.
+const LINE: usize = 64;
 
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
 /// latency at the rate small slices are copied.
@@ -345,13 +349,18 @@ mod tests {
         // 2.9 MB read and written, GatherND [2, 2, 2, 1, 106, 122] i64, b = 2: 50 us, 1.3x.
         let l = SliceKernel::new(&[2, 2, 2, 1, 106, 122], &[2, 2, 187, 2, 3], 2);
         assert_eq!(tasks_at_two_threads(&l, 8, true), 1);
-        // Small slices count whole lines: 69384 slices of 46 bytes (Gather [1652, 226, 23] u16
-        // along axis 1 with 42 indices) take 175 us at one thread, 0.69x that at two; 76827
-        // 3-D lookups of 28 bytes (404 us), 0.6x.
+        // Small slices from data larger than an L2 count whole lines: 69384 slices of 46 bytes
+        // from 17 MB (Gather [1652, 226, 23] u16 along axis 1 with 42 indices) take 175 us at
+        // one thread, 0.63x that at two; 76827 3-D lookups of 28 bytes from 2.6 MB (404 us),
+        // 0.56x. (Every L2 seen on x86 is at most 2 MiB.)
         let take = SliceKernel::take(&[1652, 226, 23], &[21, 2], 1, 0);
         assert_eq!(tasks_at_two_threads(&take, 2, false), 2);
         let lookups = SliceKernel::new(&[3, 1, 50, 630, 1, 14], &[3, 1, 25609, 3], 2);
         assert_eq!(tasks_at_two_threads(&lookups, 2, false), 2);
+        // From data that stays in cache, their bytes: 82603 slices of 8 bytes from 110 KB
+        // (Gather [4859, 3, 2, 2, 1] u16 along axis 1 with 17 indices), 67 us, 1.17x at two.
+        let cached = SliceKernel::take(&[4859, 3, 2, 2, 1], &[1, 17], 1, 0);
+        assert_eq!(tasks_at_two_threads(&cached, 2, true), 1);
         // 4 MiB copied: 130 us at one thread, 0.7x that at two.
         assert_eq!(
             tasks_at_two_threads(&SliceKernel::new(&[4096, 256], &[4096, 1], 0), 4, false),

@@ -27,6 +27,9 @@ pub(super) struct BatchRun<'a> {
     pub(super) dims: &'a [usize],
     pub(super) strides: &'a [usize],
     pub(super) ahead_tuples: usize,
+    /// Elements of the slice `ahead_tuples` ahead asked for (from its start) when slices are of
+    /// run-time length.
+    pub(super) prefetch_len: usize,
     pub(super) stream: bool,
 }
 
@@ -148,6 +151,9 @@ impl BatchRun<'_> {
         // dimension is empty and batch.len() = product of dims * len >= len.
         let last_offset = batch.len() - len;
         let ahead = self.ahead_tuples;
+        // Slices of compile-time length (a few lines at most) are asked for whole, by a
+        // compile-time count of lines.
+        let prefetch_len = if N != 0 { N } else { self.prefetch_len };
         let pairs = tuples.chunks_exact(k).zip(out_block.chunks_exact_mut(len));
         for (i, (tuple, slice_out)) in (first..).zip(pairs) {
             // A hint only (a prefetch never faults and addresses nothing), and the tuple ahead
@@ -159,7 +165,7 @@ impl BatchRun<'_> {
                     let v = tuple_ahead[j].to_i64() as usize;
                     offset = offset.wrapping_add(v.wrapping_mul(strides[j]));
                 }
-                prefetch_range_in(batch, offset.min(last_offset), len);
+                prefetch_range_in(batch, offset.min(last_offset), prefetch_len);
             }
             let mut offset = tuple[0] * stride0;
             for j in 1..k {

@@ -221,6 +221,8 @@ impl SliceKernel {
         // Prefetch whole slices, far enough ahead to cover a memory latency: 64 tuples for small
         // slices, fewer (at least the next one) when slices are large.
         let ahead_tuples = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
+        let prefetch_len =
+            slice_prefetch_len(std::mem::size_of_val(data), len, std::mem::size_of::<E>());
         let k = known_or(K, self.tuple_dims.len());
         // Cannot panic: `run` picks K only when it equals tuple_dims.len() (= tuple_strides.len()).
         let dims = &self.tuple_dims.as_slice()[..k];
@@ -262,6 +264,7 @@ impl SliceKernel {
                     dims,
                     strides,
                     ahead_tuples,
+                    prefetch_len,
                     stream,
                 };
                 // A batch whose tuples fit one index block and that several outer positions
@@ -312,6 +315,18 @@ impl SliceKernel {
         })
     }
 }
+/// Elements of a slice ahead to ask the cache for: all `len` from data larger than a core's
+/// L2; from data that fits, only the first line's. Such data stays in the L2 from call to call,
+/// and a cold slice is read in order, which the hardware prefetchers follow. Asking for every
+/// line of 36 slices of 6472 bytes from 388 KB took a fifth of the call (4.0 against 4.7 us).
+fn slice_prefetch_len(data_bytes: usize, len: usize, element_size: usize) -> usize {
+    if data_bytes <= crate::kernels::cache::l2_bytes() {
+        len.min((LINE / element_size.max(1)).max(1))
+    } else {
+        len
+    }
+}
+
 /// A cache line: what a read that misses moves.
 const LINE: usize = 64;
 
@@ -366,6 +381,17 @@ mod tests {
             tasks_at_two_threads(&SliceKernel::new(&[4096, 256], &[4096, 1], 0), 4, false),
             2
         );
+    }
+
+    #[test]
+    fn whole_slices_are_prefetched_only_from_data_larger_than_an_l2() {
+        let l2 = crate::kernels::cache::l2_bytes();
+        // 3236 i16 (6472 bytes): the first line's 32 from cached data, all from larger data.
+        assert_eq!(slice_prefetch_len(l2 / 2, 3236, 2), 32);
+        assert_eq!(slice_prefetch_len(l2 + 1, 3236, 2), 3236);
+        // A slice shorter than a line, and elements wider than one.
+        assert_eq!(slice_prefetch_len(l2, 5, 4), 5);
+        assert_eq!(slice_prefetch_len(l2, 100, 16), 4);
     }
 
     #[test]

@@ -194,20 +194,21 @@ impl Kernel for ElementsKernel {
     /// The number of rows and the bytes each moves, for choosing a thread count.
     fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
         // Row order reading a row's elements from a span of data larger than a core's L2
-        // misses on nearly every element, and a miss moves a line: counted as a miss, a 760 KB
-        // call of random reads from a 4 MiB slab ([6014, 355] i16 along axis 0) gets the second
-        // thread it gains from. A span that fits is loaded once per task, whatever the split,
-        // so its reads count as hits (a 1-D gather of 74900 u64, 600 KB of data, counted as
-        // misses against half a 512 KiB L2, took 1.2-1.4x its 1-thread time at two on a Zen 5
-        // with 1 MiB of L2: each core loaded all of it).
+        // misses on a share of its reads, and a miss moves a line. Reads spread over the span,
+        // so the share is what the L2 cannot hold: 1 - L2 / span. Counted so, a 760 KB call of
+        // random reads from a 4 MiB slab ([6014, 355] i16 along axis 0) gets the second thread
+        // it gains from. A span that fits is loaded once per task, whatever the split, so its
+        // reads count as hits (a 1-D gather of 74900 u64, 600 KB of data, counted as misses
+        // against half a 512 KiB L2, took 1.2-1.4x its 1-thread time at two on a Zen 5 with
+        // 1 MiB of L2: each core loaded all of it); so do most reads of a span just larger (a
+        // 1-D gather of 148372 u64 from 1.19 MB, every read counted as a miss: 77 us at one
+        // task, 1.15-1.23x that at two).
         let read_span = self
             .axis_size
             .saturating_mul(self.axis_stride)
             .saturating_mul(element_size);
-        let read = if self.traversal == ElementsTraversal::Rows
-            && read_span > crate::kernels::cache::l2_bytes()
-        {
-            element_size.max(MISSED_READ_COST)
+        let read = if self.traversal == ElementsTraversal::Rows {
+            element_size.max(missed_share_cost(read_span))
         } else {
             element_size
         };
@@ -253,6 +254,17 @@ impl Kernel for ElementsKernel {
 /// 1-thread time of 55 us with the pool idle before the call).
 const MISSED_READ_COST: usize = 32;
 
+/// [`MISSED_READ_COST`] times the share of reads from a `span` of bytes that miss a core's L2
+/// (none when the span fits).
+fn missed_share_cost(span: usize) -> usize {
+    let l2 = crate::kernels::cache::l2_bytes();
+    if span <= l2 {
+        return 0;
+    }
+    // In u128: the product cannot overflow, and the result is below MISSED_READ_COST.
+    (MISSED_READ_COST as u128 * (span - l2) as u128 / span as u128) as usize
+}
+
 /// What a row of the short-runs path costs beyond its elements, in bytes moved: a cursor step
 /// and a bounds check, about 2.4 ns on Zen 5, which is what moving 64 bytes takes ([1, 9295, 1,
 /// 3, 2, 2] u8 along the last axis, rows of 2: 670 KB of elements, 130 us at one task).
@@ -284,10 +296,15 @@ mod tests {
     }
 
     #[test]
-    fn reads_count_as_misses_only_from_a_span_larger_than_a_cores_l2() {
+    fn reads_count_as_misses_in_the_share_of_their_span_beyond_a_cores_l2() {
         let l2 = crate::kernels::cache::l2_bytes();
-        // 81920 random u64 reads from a span of 3/4 and of 5/4 of an L2: the first loads its
-        // span once per task and keeps one task, the second misses on its reads and gets two.
+        assert_eq!(missed_share_cost(l2), 0);
+        assert_eq!(missed_share_cost(l2 * 2), MISSED_READ_COST / 2);
+        assert_eq!(missed_share_cost(l2 * 4), MISSED_READ_COST / 4 * 3);
+        assert_eq!(missed_share_cost(usize::MAX), MISSED_READ_COST - 1);
+        // 81920 random u64 reads from a span of 3/4, 5/4 and 4 L2s: the first loads its span
+        // once per task, the second misses on a fifth of its reads; both keep one task. The
+        // third misses on three quarters and gets two.
         let reads = 81920;
         let tasks = |span: usize| {
             let kernel = ElementsKernel::new(&[span / 8], &[reads], 0, 8);
@@ -297,7 +314,8 @@ mod tests {
                 .tasks()
         };
         assert_eq!(tasks(l2 / 4 * 3), 1);
-        assert_eq!(tasks(l2 / 4 * 5), 2);
+        assert_eq!(tasks(l2 / 4 * 5), 1);
+        assert_eq!(tasks(l2 * 4), 2);
     }
 
     #[test]

@@ -253,65 +253,71 @@ impl SliceKernel {
                 let pair = t / tpb;
                 (pair / self.outer, pair % self.outer, t - pair * tpb)
             };
-            let mut t = range.start;
-            let (mut batch, mut outer, mut first) = locate(t);
-            let mut rest = chunk;
-            while t < range.end {
-                let run = BatchRun {
-                    base: 0,
-                    span: self.run_span,
-                    slice_len: len,
-                    dims,
-                    strides,
-                    ahead_tuples,
-                    prefetch_len,
-                    stream,
-                };
-                // A batch whose tuples fit one index block and that several outer positions
-                // reuse (Gather along a late axis with few indices): the per-run work (reading
-                // and resolving the indices) would cost more than the copies, so it is done
-                // once per batch and task, and each outer position only copies.
-                if self.outer > 1 && tpb * k <= INDEX_BLOCK && len > 0 {
-                    let (done, tail) = self.gather_reusing_batch::<E, I, N, K>(
-                        run,
-                        data,
-                        indices,
-                        t..range.end,
-                        std::mem::take(&mut rest),
-                        &mut scratch,
-                    )?;
-                    t = done;
+            // The runs, then the fence on every path: no store of this call may land after it
+            // returns, an early return on a bad index included.
+            let runs = || -> Result<(), BadIndex> {
+                let mut t = range.start;
+                let (mut batch, mut outer, mut first) = locate(t);
+                let mut rest = chunk;
+                while t < range.end {
+                    let run = BatchRun {
+                        base: 0,
+                        span: self.run_span,
+                        slice_len: len,
+                        dims,
+                        strides,
+                        ahead_tuples,
+                        prefetch_len,
+                        stream,
+                    };
+                    // A batch whose tuples fit one index block and that several outer positions
+                    // reuse (Gather along a late axis with few indices): the per-run work (reading
+                    // and resolving the indices) would cost more than the copies, so it is done
+                    // once per batch and task, and each outer position only copies.
+                    if self.outer > 1 && tpb * k <= INDEX_BLOCK && len > 0 {
+                        let (done, tail) = self.gather_reusing_batch::<E, I, N, K>(
+                            run,
+                            data,
+                            indices,
+                            t..range.end,
+                            std::mem::take(&mut rest),
+                            &mut scratch,
+                        )?;
+                        t = done;
+                        rest = tail;
+                        (batch, outer, first) = locate(t);
+                        continue;
+                    }
+                    let run_end = (t - first + tpb).min(range.end);
+                    let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
                     rest = tail;
-                    (batch, outer, first) = locate(t);
-                    continue;
+                    // The batch's indices, from this run's first tuple.
+                    let at = batch * tpb + first;
+                    let run = BatchRun {
+                        base: batch * self.batch_stride + outer * self.run_span,
+                        ..run
+                    };
+                    let idx = &indices[at * k..(at + run_end - t) * k];
+                    run.gather::<E, I, N, K>(data, idx, part, &mut scratch)
+                        .map_err(|(p, value)| BadIndex {
+                            position: at * k + p,
+                            value,
+                        })?;
+                    t = run_end;
+                    first = 0;
+                    outer += 1;
+                    if outer == self.outer {
+                        outer = 0;
+                        batch += 1;
+                    }
                 }
-                let run_end = (t - first + tpb).min(range.end);
-                let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
-                rest = tail;
-                // The batch's indices, from this run's first tuple.
-                let at = batch * tpb + first;
-                let run = BatchRun {
-                    base: batch * self.batch_stride + outer * self.run_span,
-                    ..run
-                };
-                let idx = &indices[at * k..(at + run_end - t) * k];
-                run.gather::<E, I, N, K>(data, idx, part, &mut scratch)
-                    .map_err(|(p, value)| BadIndex {
-                        position: at * k + p,
-                        value,
-                    })?;
-                t = run_end;
-                first = 0;
-                outer += 1;
-                if outer == self.outer {
-                    outer = 0;
-                    batch += 1;
-                }
-            }
+                Ok(())
+            };
+            let result = runs();
             if stream {
                 stream_fence();
             }
-            Ok(())
+            result
         })
     }
 }

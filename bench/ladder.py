@@ -18,9 +18,12 @@ indices, index values uniform over the valid range, fixed seed):
     g-mid     Gather [a, b, b], axis=1, indices [b]: a slices of b elements (32 B to 1 KiB) per index
 
 Timing, the ORT overhead correction (speedup = adjusted ORT time / gatherkit time) and the
-checks are sweep.py's (shared in ortbench.py); so is the last column, gatherkit's 2-thread time over
-its 1-thread time with the two timed alternating with each other (settled calls, pool idle). The largest rung holds about 1.3 GiB (ge-last:
-data + int64 indices + two outputs).
+checks are sweep.py's (shared in ortbench.py); so is the next-to-last column, gatherkit's 2-thread
+time over its 1-thread time with the two timed alternating with each other (settled calls, pool
+idle: each timed call wakes the workers). The last column is the same ratio with each timed call
+right after its untimed twin, while the workers still spin ("awake"): the pool's own per-call
+cost, without the operating system's wake-up; the summary gives its 1 MiB times. The largest rung
+holds about 1.3 GiB (ge-last: data + int64 indices + two outputs).
 """
 
 import argparse
@@ -171,7 +174,8 @@ def main():
 
     cols = ["| size", "family", "shape"] + [f"ORT {t}t ms" for t in threads_list] + \
         [f"gk {t}t ms" for t in threads_list] + [f"speedup {t}t" for t in threads_list] + \
-        [f"gk {t}t/{threads_list[0]}t" for t in threads_list[1:]]
+        [f"gk {t}t/{threads_list[0]}t" for t in threads_list[1:]] + \
+        [f"awake {t}t/{threads_list[0]}t" for t in threads_list[1:]]
     print(" | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
 
@@ -195,12 +199,16 @@ def main():
             if len(threads_list) > 1:
                 own = ortbench.time_thread_counts(case, threads_list, args.repeat, outs[1])
                 row["self"] = {t: ms / own[0] for t, ms in zip(threads_list, own)}
+                awake = ortbench.time_thread_counts(case, threads_list, args.repeat, outs[1], idle_gap_s=0)
+                row["awake"] = {t: ms / awake[0] for t, ms in zip(threads_list, awake)}
+                row["gk_awake"] = dict(zip(threads_list, awake))
             del case, outs
             rows.append(row)
             cells = [f"| {ortbench.fmt_bytes(size)}", family, row["desc"]]
             cells += [f"{row['ort'][t]:.3f}" for t in threads_list] + [f"{row['gk'][t]:.3f}" for t in threads_list]
             cells += [f"{row['speedup'][t]:.2f}x" for t in threads_list]
             cells += [f"{row['self'][t]:.2f}" for t in threads_list[1:]]
+            cells += [f"{row['awake'][t]:.2f}" for t in threads_list[1:]]
             print(" | ".join(cells) + " |", flush=True)
 
     print()
@@ -216,6 +224,19 @@ def main():
         print(f"{t}t vs {base}t (gatherkit against itself, settled calls, pool idle): {len(slower)}/{len(rows)} rungs "
               f"take > 1.05 x the {base}-thread time" + "".join(
                   f"; {r['family']} at {ortbench.fmt_bytes(r['bytes'])}: {r['self'][t]:.2f}" for r in slower))
+        slower = [r for r in rows if r["awake"][t] > 1.05]
+        print(f"{t}t vs {base}t (gatherkit against itself, back to back, pool awake): {len(slower)}/{len(rows)} rungs "
+              f"take > 1.05 x the {base}-thread time" + "".join(
+                  f"; {r['family']} at {ortbench.fmt_bytes(r['bytes'])}: {r['awake'][t]:.2f}" for r in slower))
+        for r in rows:
+            if r["bytes"] == 1 << 20:
+                g1, gt = r["gk_awake"][base], r["gk_awake"][t]
+                line = f"    1 MiB {r['family']}, pool awake: {base}t {g1 * 1e3:.1f} us, {t}t {gt * 1e3:.1f} us"
+                if gt < 0.95 * g1:  # split: what the pool costs over a perfect split
+                    line += f" ({gt * 1e3 - g1 * 1e3 * base / t:+.1f} us over {base}/{t} of the {base}-thread time)"
+                else:
+                    line += " (one task at both counts)"
+                print(line)
         for family in sorted({r["family"] for r in rows}):
             gains = [f"{ortbench.fmt_bytes(r['bytes'])} {1 / r['self'][t]:.2f}x" for r in rows
                      if r["family"] == family and r["bytes"] >= 4 << 20]
@@ -229,12 +250,14 @@ def main():
             for t in threads_list:
                 head += [f"ort_raw_ms_{t}t", f"ort_ms_{t}t", f"gk_ms_{t}t", f"speedup_{t}t"]
             head += [f"gk_{t}t_over_{threads_list[0]}t" for t in threads_list[1:]]
+            head += [f"gk_{t}t_over_{threads_list[0]}t_awake" for t in threads_list[1:]]
             w.writerow(head)
             for r in rows:
                 line = [r["bytes"], r["family"], r["desc"]]
                 for t in threads_list:
                     line += [f"{r['ort_raw'][t]:.6f}", f"{r['ort'][t]:.6f}", f"{r['gk'][t]:.6f}", f"{r['speedup'][t]:.4f}"]
                 line += [f"{r['self'][t]:.4f}" for t in threads_list[1:]]
+                line += [f"{r['awake'][t]:.4f}" for t in threads_list[1:]]
                 w.writerow(line)
         print(f"wrote {args.csv}")
     if args.plot:

@@ -231,7 +231,7 @@ IDLE_GAP_S = 200e-6
 SETTLED_ROUNDS_MAX = 400
 
 
-def settled_medians(calls, repeat):
+def settled_medians(calls, repeat, idle_gap_s=IDLE_GAP_S):
     """Median seconds of each call over `repeat` rounds, the order rotating between rounds as in
     alternating_medians; but each timed call comes after one untimed call of the same kind and an
     idle gap (IDLE_GAP_S). For one library at different thread counts on one output buffer: timed
@@ -239,14 +239,17 @@ def settled_medians(calls, repeat):
     where the 1-thread call before it left them, and pays for moving them (ge-axis0 at 1 MiB, whose
     second thread halves its time against ORT, came out 9% slower than 1 thread), a cost no caller
     that keeps one setting pays. The gap keeps the cost such a caller does pay: the pool's workers
-    are asleep when the call starts."""
+    are asleep when the call starts. With `idle_gap_s` 0 the timed call follows its untimed twin at
+    once, while the workers still spin: the pool's own cost, without the operating system's
+    wake-up."""
     times = [[] for _ in calls]
     n = len(calls)
     for r in range(repeat):
         for j in range(n):
             k = (j + r) % n
             calls[k]()
-            time.sleep(IDLE_GAP_S)
+            if idle_gap_s:
+                time.sleep(idle_gap_s)
             t0 = time.perf_counter()
             calls[k]()
             times[k].append(time.perf_counter() - t0)
@@ -349,7 +352,7 @@ def time_case(case, threads, repeat, outs=None):
     return ort_s * 1e3, gk_s * 1e3
 
 
-def time_thread_counts(case, threads_list, repeat, gk_out):
+def time_thread_counts(case, threads_list, repeat, gk_out, idle_gap_s=IDLE_GAP_S):
     """gatherkit's medians (ms) at each of `threads_list`, timed alternating with one another (not
     with ORT) on the same output buffer, each call settled and after an idle pool (settled_medians):
     what "2 threads against 1" compares. Interleaved with ORT's multi-threaded runs, gatherkit's
@@ -366,7 +369,7 @@ def time_thread_counts(case, threads_list, repeat, gk_out):
         if not outputs_equal(expected, gk_out):
             raise Mismatch(f"gatherkit's outputs differ between thread counts {threads_list}")
     rounds = max(min(rounds_for(callers[0], callers[-1], repeat), SETTLED_ROUNDS_MAX), repeat)
-    return [ms * 1e3 for ms in settled_medians(callers, rounds)]
+    return [ms * 1e3 for ms in settled_medians(callers, rounds, idle_gap_s)]
 
 
 def describe_mismatch(ort_out, gk_out, threads, when):

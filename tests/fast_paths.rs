@@ -142,8 +142,8 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
 
 #[test]
 fn tiled_gather_elements_single_group_splits_by_columns() {
-    // One group of 4 x 2^18 + 3 (an odd tail): threads split the columns.
-    check_tiled(|x| x as u8, 1, 4, 6, (1 << 18) + 3);
+    // One group of 32 x 2^18 + 3 (an odd tail): threads split the columns.
+    check_tiled(|x| x as u8, 1, 32, 6, (1 << 18) + 3);
 }
 
 #[test]
@@ -162,19 +162,29 @@ fn tiled_gather_elements_several_groups_and_wide_elements() {
 fn tiled_gather_elements_from_slabs_just_past_l2() {
     // W2's geometry: 64 KiB would allow only 32 f32 columns of a 512-long axis, so tiles widen
     // to 64 columns (128 KiB, still packed).
-    check_tiled(|x| x as f32, 3, 512, 5, 512);
+    check_tiled(|x| x as f32, 8, 512, 5, 512);
     // A slab of exactly 512 KiB (u16, 256 x 1024).
-    check_tiled(|x| x as u16, 2, 256, 3, 1024);
+    check_tiled(|x| x as u16, 16, 256, 3, 1024);
     // 1000 columns in 64-column tiles leave a 40-column tail; an axis of 300 is not a power of 2.
-    check_tiled(|x| x as f32, 2, 300, 7, 1000);
+    check_tiled(|x| x as f32, 7, 300, 7, 1000);
 }
 
 #[test]
 fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
-    // Packed: 4 rows 1 MiB apart share their cache sets.
-    check_tiled(|x| x as u32, 1, 4, 3, 1 << 18);
+    // Packed: 8 rows 1 MiB apart share their cache sets.
+    check_tiled(|x| x as u32, 1, 8, 3, 1 << 18);
     // In place: 6 rows 400000 bytes apart spread over the sets (2 tiles and a tail per group).
-    check_tiled(|x| x as u32, 2, 6, 2, 100_000);
+    check_tiled(|x| x as u32, 4, 6, 2, 100_000);
+    // Data that stays in the last-level cache goes in row order, whatever its slab: [631, 201]
+    // f64 along axis 0 (a 1 MB slab) took 145 us in tiles and 79 in row order.
+    let plan = GatherElements::new(
+        TensorDesc::new(DType::Double, &[631, 201]),
+        TensorDesc::new(DType::Int32, &[631, 201]),
+        0,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(plan.traversal(), ElementsTraversal::Rows);
     // An axis of 65537 makes even a 64-column tile 16 MiB, more than the cache it is for: rows
     // go in order.
     let plan = GatherElements::new(

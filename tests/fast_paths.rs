@@ -185,6 +185,16 @@ fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
     )
     .unwrap();
     assert_eq!(plan.traversal(), ElementsTraversal::Rows);
+    // A short axis makes wide tiles, which pay at any size: [64, 64, 64] f32 along axis 0
+    // (1-KiB tile rows, 1 MiB of data) took 165 us in tiles and 199 in row order.
+    let plan = GatherElements::new(
+        TensorDesc::new(DType::Float, &[64, 64, 64]),
+        TensorDesc::new(DType::Int64, &[64, 64, 64]),
+        0,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(plan.traversal(), ElementsTraversal::Tiled);
     // An axis of 65537 makes even a 64-column tile 16 MiB, more than the cache it is for: rows
     // go in order.
     let plan = GatherElements::new(

@@ -136,9 +136,9 @@ impl ElementsKernel {
         let axis_size = data_shape[axis];
         // Tiling needs the axis to be the innermost row dimension and rows contiguous in `data`.
         // It pays when a group's slab (every axis position of its rows) outgrows a per-core L2
-        // and tiles split its rows, and when the data is too large to stay in the last-level
-        // cache; below that, or when rows are narrower than a tile (the tiled order would be row
-        // order, one short row at a time), rows go in order.
+        // and tiles split its rows, and when either the tiles are wide or the data is too large
+        // to stay in the last-level cache; otherwise, or when rows are narrower than a tile (the
+        // tiled order would be row order, one short row at a time), rows go in order.
         let tileable = dims >= 2 && axis_at == Some(dims - 2) && inner_stride == 1;
         let slab_bytes = axis_size
             .saturating_mul(row_len)
@@ -155,7 +155,8 @@ impl ElementsKernel {
         let traversal = if tileable
             && tile_fits
             && slab_bytes >= tiled::TILED_MIN_SLAB_BYTES
-            && data_bytes >= tiled::TILED_MIN_DATA_BYTES
+            && (data_bytes >= tiled::TILED_MIN_DATA_BYTES
+                || tile_columns.saturating_mul(element_size) >= tiled::TILE_WIDE_ROW_BYTES)
             && tile_columns < row_len
         {
             ElementsTraversal::Tiled

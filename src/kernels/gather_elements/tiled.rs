@@ -190,15 +190,23 @@ const CROWDED_LINES_PER_SET: usize = 4;
 /// 512 KiB slab, 49.5 -> 38.5 ms) on.
 pub(super) const TILED_MIN_SLAB_BYTES: usize = 512 << 10;
 
-/// Bytes the whole data must reach for the tiled traversal: a quarter of the 32 MiB L3 of both
-/// machine kinds measured. Tiles keep row order from fetching a slab's lines again from memory;
-/// data that stays in the L3 beside the indices and output streaming past is fetched again from
-/// there at little cost, and the tiles' per-row work then dominates. Measured on a Zen 5, row
-/// order against tiles: [631, 201] f64 along axis 0 (1 MB) 79 against 145 us, [4, 256, 512] f32
-/// along axis 1 (2 MiB) 262 against 380 us, [512, 3072] f32 (6 MiB) 1.63 against 2.30 ms; from
-/// 8 MiB tiles tie or win ([16, 256, 512] 3.20 against 3.20 ms, [32, 256, 512] 7.0-7.3 against
-/// 6.7 ms, W2 at 64 MiB 38.5 against 25.0 ms).
+/// Bytes the whole data must reach for tiles whose rows are narrow (under
+/// [`TILE_WIDE_ROW_BYTES`]): a quarter of the 32 MiB L3 of both machine kinds measured. A tile
+/// of a long axis is narrow, and it is gathered a tile row (one call of the strided-rows loop) at
+/// a time, whose fixed work then weighs on every few dozen elements. Tiles keep row order from
+/// fetching a slab's lines again from memory; data that stays in the L3 beside the indices and
+/// output streaming past is fetched again from there at little cost. Measured on a Zen 5, row
+/// order against 256-byte tiles: [631, 201] f64 along axis 0 (1 MB) 79 against 145 us, [4, 256,
+/// 512] f32 along axis 1 (2 MiB) 262 against 380 us, [512, 3072] f32 (6 MiB) 1.63 against 2.30
+/// ms; from 8 MiB tiles tie or win ([16, 256, 512] 3.20 against 3.20 ms, [32, 256, 512] 7.0-7.3
+/// against 6.7 ms, W2 at 64 MiB 38.5 against 25.0 ms).
 pub(super) const TILED_MIN_DATA_BYTES: usize = 8 << 20;
+
+/// Tiles whose rows span at least this many bytes (a short axis) pay at any data size: each tile
+/// row gathers enough elements to carry its fixed work. Row order against tiles, Zen 5, f32 along
+/// axis 0: [128, 64, 64] (512-byte tile rows) 477 against 380 us, [64, 64, 64] (1 KiB) 199
+/// against 165 us, [32, 128, 128] (2 KiB) 555 against 369 us.
+pub(super) const TILE_WIDE_ROW_BYTES: usize = 512;
 
 /// Bytes of the data slab a tile gathers from: a share of a per-core L2 (with packing, tried 32,
 /// 64, 128 and 256 KiB on W3: 64 best, 128 within noise, 256 and 32 slower; again with the index

@@ -177,34 +177,39 @@ fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
     check_tiled(|x| x as u32, 4, 6, 2, 100_000);
     // Data that stays in the last-level cache goes in row order, whatever its slab: [631, 201]
     // f64 along axis 0 (a 1 MB slab) took 145 us in tiles and 79 in row order.
-    let plan = GatherElements::new(
-        TensorDesc::new(DType::Double, &[631, 201]),
-        TensorDesc::new(DType::Int32, &[631, 201]),
-        0,
-        &Options::default(),
-    )
-    .unwrap();
-    assert_eq!(plan.traversal(), ElementsTraversal::Rows);
+    assert_eq!(
+        traversal(DType::Double, &[631, 201], &[631, 201], 0),
+        ElementsTraversal::Rows
+    );
     // A short axis makes wide tiles, which pay at any size: [64, 64, 64] f32 along axis 0
     // (1-KiB tile rows, 1 MiB of data) took 165 us in tiles and 199 in row order.
-    let plan = GatherElements::new(
-        TensorDesc::new(DType::Float, &[64, 64, 64]),
-        TensorDesc::new(DType::Int64, &[64, 64, 64]),
-        0,
-        &Options::default(),
-    )
-    .unwrap();
-    assert_eq!(plan.traversal(), ElementsTraversal::Tiled);
+    assert_eq!(
+        traversal(DType::Float, &[64, 64, 64], &[64, 64, 64], 0),
+        ElementsTraversal::Tiled
+    );
     // An axis of 65537 makes even a 64-column tile 16 MiB, more than the cache it is for: rows
     // go in order.
-    let plan = GatherElements::new(
-        TensorDesc::new(DType::Uint32, &[1, 65537, 100]),
-        TensorDesc::new(DType::Int64, &[1, 2, 100]),
-        1,
+    assert_eq!(
+        traversal(DType::Uint32, &[1, 65537, 100], &[1, 2, 100], 1),
+        ElementsTraversal::Rows
+    );
+}
+
+/// The traversal a GatherElements plan with int64 indices takes.
+fn traversal(
+    dtype: DType,
+    data_shape: &[usize],
+    idx_shape: &[usize],
+    axis: i64,
+) -> ElementsTraversal {
+    GatherElements::new(
+        TensorDesc::new(dtype, data_shape),
+        TensorDesc::new(DType::Int64, idx_shape),
+        axis,
         &Options::default(),
     )
-    .unwrap();
-    assert_eq!(plan.traversal(), ElementsTraversal::Rows);
+    .unwrap()
+    .traversal()
 }
 
 /// GatherElements along an axis with rows of `row_len` positions, data [rows, axis_size, tail]

@@ -599,10 +599,12 @@ fn gather_reuses_a_batchs_indices_across_outer_positions() {
     // every outer position copies from them. Large enough for 2 to 4 tasks (>= 1 MiB of work
     // each), whose chunks start in the middle of a batch and of an outer position's run: with
     // no batch dimensions (one batch of 6247 outer positions x 21 indices), and with one (5
-    // batches of 1201 x 35; 5, 1201 and 35 leave every split mid-run).
+    // batches of 1201 x 35; 5, 1201 and 35 leave every split mid-run). The third is data larger
+    // than any L2 (2.7 MB), whose copies prefetch the slice ahead, clamped at the batch's end.
     for (data_shape, indices_shape, axis, b) in [
         (&[6247usize, 9, 3][..], &[3usize, 7][..], 1, 0),
         (&[5, 1201, 11, 3], &[5, 5, 7], 2, 1),
+        (&[6247, 9, 12], &[3, 7], 1, 0),
     ] {
         let tpb = count(&indices_shape[b..]);
         let tuples = count(&data_shape[..axis]) * tpb;

@@ -3,6 +3,7 @@
 
 use super::batch_run::{BatchRun, Scratch};
 use super::SliceKernel;
+use crate::kernels::prefetch::prefetch_range_in;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::stream::as_uninit;
 use crate::kernels::{known_or, BadIndex};
@@ -90,10 +91,31 @@ impl SliceKernel {
     /// stores (Gather): tuples `tuples` of batch `batch`, whose resolved positions are
     /// `positions`, into `out`. One loop over the whole rectangle of (outer position, tuple):
     /// with one or a few tuples per outer position, per-position setup would cost more than the
-    /// copies, and the reused slabs are hot, so there is no software prefetch either. Returns
-    /// where it stopped and the rest of `out`.
+    /// copies. Every outer position reads a slab of its own, so the slice `ahead_tuples` on is
+    /// prefetched as [`BatchRun`] does (3 slices of 7608 bytes from each of 344 slabs, 28 MB of
+    /// data: 0.94x ONNX Runtime without), but only from data larger than a core's L2: slabs
+    /// that stay in cache gain nothing, and the hint cost small slices a fifth of their time.
+    /// Returns where it stopped and the rest of `out`.
     #[inline(always)]
     fn copy_reused_positions<'o, E: RawElement, const N: usize>(
+        &self,
+        run: BatchRun<'_>,
+        data: &[E],
+        batch: usize,
+        positions: &[usize],
+        tuples: std::ops::Range<usize>,
+        out: &'o mut [MaybeUninit<E>],
+    ) -> (usize, &'o mut [MaybeUninit<E>]) {
+        if std::mem::size_of_val(data) > crate::kernels::cache::l2_bytes() {
+            self.copy_reused_positions_with::<E, N, true>(run, data, batch, positions, tuples, out)
+        } else {
+            self.copy_reused_positions_with::<E, N, false>(run, data, batch, positions, tuples, out)
+        }
+    }
+
+    /// [`Self::copy_reused_positions`], prefetching or not.
+    #[inline(always)]
+    fn copy_reused_positions_with<'o, E: RawElement, const N: usize, const PREFETCH: bool>(
         &self,
         run: BatchRun<'_>,
         data: &[E],
@@ -115,7 +137,28 @@ impl SliceKernel {
         let first_pair = tuples.start / tpb - batch * self.outer;
         let mut j = tuples.start % tpb;
         let mut slab_base = first_pair * self.run_span;
+        // The slice `ahead` tuples on, counted alongside (a hint: clamped into the batch).
+        let (mut j_ahead, mut slab_ahead) = (j, slab_base);
+        for _ in 0..run.ahead_tuples {
+            j_ahead += 1;
+            if j_ahead == tpb {
+                j_ahead = 0;
+                slab_ahead += self.run_span;
+            }
+        }
+        let prefetch_len = if N != 0 { N } else { run.prefetch_len };
+        // Cannot underflow: the batch holds at least this call's first slice.
+        let last_offset = batch_data.len() - len;
         for slice_out in mine.chunks_exact_mut(len) {
+            if PREFETCH {
+                let ahead = (slab_ahead + positions[j_ahead] * stride).min(last_offset);
+                prefetch_range_in(batch_data, ahead, prefetch_len);
+                j_ahead += 1;
+                if j_ahead == tpb {
+                    j_ahead = 0;
+                    slab_ahead += self.run_span;
+                }
+            }
             let offset = slab_base + positions[j] * stride;
             debug_assert!(offset + len <= batch_data.len());
             // SAFETY: the pair is below outer (the range ends within the batch), positions[j] <

@@ -27,6 +27,12 @@ pub(crate) fn l2_bytes() -> usize {
     }
 }
 
+/// Whether `bytes` of data fit one core's L2: the question behind every "stays in cache" rule
+/// of the kernels (what a read counts when choosing threads, what to prefetch).
+pub(crate) fn fits_l2(bytes: usize) -> bool {
+    bytes <= l2_bytes()
+}
+
 /// CPUID leaf 0x8000_0006, ECX bits 31-16: the L2 size in KiB (AMD and Intel both report it);
 /// 0 when the CPU has no such leaf.
 #[cfg(target_arch = "x86_64")]

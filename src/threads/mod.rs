@@ -114,6 +114,18 @@ impl ThreadBudget {
     }
 }
 
+/// The tasks a kernel's work (`Kernel::work`: units and bytes per unit) is cut into with two
+/// threads offered and a helper awake or asleep: what the kernels' split pins assert.
+#[cfg(test)]
+pub(crate) fn tasks_at_two_threads(
+    (units, bytes_per_unit): (usize, usize),
+    helpers_awake: bool,
+) -> usize {
+    ThreadBudget::new(2, None)
+        .parallel_with_helpers(units, bytes_per_unit, helpers_awake)
+        .tasks()
+}
+
 /// One call's split: how many tasks its work is cut into, and where they run.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Parallel {

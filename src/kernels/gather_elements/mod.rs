@@ -261,10 +261,10 @@ const MISSED_READ_COST: usize = 32;
 /// [`MISSED_READ_COST`] times the share of reads from a `span` of bytes that miss a core's L2
 /// (none when the span fits).
 fn missed_share_cost(span: usize) -> usize {
-    let l2 = crate::kernels::cache::l2_bytes();
-    if span <= l2 {
+    if crate::kernels::cache::fits_l2(span) {
         return 0;
     }
+    let l2 = crate::kernels::cache::l2_bytes();
     // In u128: the product cannot overflow, and the result is below MISSED_READ_COST.
     (MISSED_READ_COST as u128 * (span - l2) as u128 / span as u128) as usize
 }
@@ -277,15 +277,12 @@ const CURSOR_ROW_COST: usize = 64;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::threads::ThreadBudget;
+    use crate::threads::tasks_at_two_threads;
 
     #[test]
     fn reads_that_miss_count_as_half_a_line_when_choosing_threads() {
         let tasks = |kernel: &ElementsKernel, element_size: usize| {
-            let (units, bytes) = kernel.work(element_size, 8);
-            ThreadBudget::new(2, None)
-                .parallel_with_helpers(units, bytes, true)
-                .tasks()
+            tasks_at_two_threads(kernel.work(element_size, 8), true)
         };
         // 36194 u8 from 9 MB: 55 us at one thread, 1.2x that at two with the pool idle.
         assert_eq!(
@@ -312,10 +309,7 @@ mod tests {
         let reads = 81920;
         let tasks = |span: usize| {
             let kernel = ElementsKernel::new(&[span / 8], &[reads], 0, 8);
-            let (units, bytes) = kernel.work(8, 4);
-            ThreadBudget::new(2, None)
-                .parallel_with_helpers(units, bytes, true)
-                .tasks()
+            tasks_at_two_threads(kernel.work(8, 4), true)
         };
         assert_eq!(tasks(l2 / 4 * 3), 1);
         assert_eq!(tasks(l2 / 4 * 5), 1);
@@ -343,23 +337,11 @@ mod tests {
 
         // The u8 call above at 2 tasks, with its rows counted: 77 us against 118 at one.
         let l = ElementsKernel::new(&[1, 9295, 2, 3, 3, 2], &[1, 9295, 1, 3, 2, 2], 5, 1);
-        let (units, bytes) = l.work(1, 4);
-        assert_eq!(
-            ThreadBudget::new(2, None)
-                .parallel_with_helpers(units, bytes, true)
-                .tasks(),
-            2
-        );
+        assert_eq!(tasks_at_two_threads(l.work(1, 4), true), 2);
         // The same rows taken in long runs count their elements alone: one task.
         let l = ElementsKernel::new(&[9295, 3, 2, 2], &[9295, 3, 2, 2], 3, 1);
         assert!(!l.runs_are_short(1));
-        let (units, bytes) = l.work(1, 4);
-        assert_eq!(
-            ThreadBudget::new(2, None)
-                .parallel_with_helpers(units, bytes, true)
-                .tasks(),
-            1
-        );
+        assert_eq!(tasks_at_two_threads(l.work(1, 4), true), 1);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod batch_run;
 mod reuse;
 mod short_runs;
 
+use crate::kernels::cache::fits_l2;
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::{Components, INDEX_BLOCK};
 use crate::kernels::stream::{stream_fence, Staging, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES};
@@ -144,7 +145,7 @@ impl Kernel for SliceKernel {
             .batches
             .saturating_mul(self.batch_stride)
             .saturating_mul(element_size);
-        let read = if data_bytes > crate::kernels::cache::l2_bytes() {
+        let read = if !fits_l2(data_bytes) {
             slice_bytes.div_ceil(LINE).max(1).saturating_mul(LINE)
         } else {
             slice_bytes
@@ -326,7 +327,7 @@ impl SliceKernel {
 /// and a cold slice is read in order, which the hardware prefetchers follow. Asking for every
 /// line of 36 slices of 6472 bytes from 388 KB took a fifth of the call (4.0 against 4.7 us).
 fn slice_prefetch_len(data_bytes: usize, len: usize, element_size: usize) -> usize {
-    if data_bytes <= crate::kernels::cache::l2_bytes() {
+    if fits_l2(data_bytes) {
         len.min((LINE / element_size.max(1)).max(1))
     } else {
         len
@@ -347,16 +348,12 @@ const PREFETCH_BYTES: usize = 8 << 10;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::threads::ThreadBudget;
 
     /// Tasks a call of this kernel gets with two threads offered, with the helper awake or
     /// asleep: a call pinned to one task is pinned with the helper awake, one pinned to two with
     /// it asleep (the stricter case of each).
     fn tasks_at_two_threads(kernel: &impl Kernel, element_size: usize, awake: bool) -> usize {
-        let (units, bytes) = kernel.work(element_size, 8);
-        ThreadBudget::new(2, None)
-            .parallel_with_helpers(units, bytes, awake)
-            .tasks()
+        crate::threads::tasks_at_two_threads(kernel.work(element_size, 8), awake)
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl SliceKernel {
         tuples: std::ops::Range<usize>,
         out: &'o mut [MaybeUninit<E>],
     ) -> (usize, &'o mut [MaybeUninit<E>]) {
-        if std::mem::size_of_val(data) > crate::kernels::cache::l2_bytes() {
+        if !crate::kernels::cache::fits_l2(std::mem::size_of_val(data)) {
             self.copy_reused_positions_with::<E, N, true>(run, data, batch, positions, tuples, out)
         } else {
             self.copy_reused_positions_with::<E, N, false>(run, data, batch, positions, tuples, out)

@@ -943,9 +943,9 @@ fn gather_elements_short_runs_take_blocks_of_rows_across_runs() {
 /// slice: enough batches that 2-4 tasks split the tuples (asserted), in the middle of a batch
 /// when `tpb` > 1; negative components mixed in; then the first of two bad components placed on
 /// either side of the second task's start is reported on every executor.
-fn check_nd_short_runs(k: usize, slice_len: usize, tpb: usize) {
+fn check_nd_short_runs(k: usize, slice_len: usize, tpb: usize, output_bytes: usize) {
     let dims = [5usize, 7, 3];
-    let batches = (3 << 20) / (tpb * slice_len * 8) + 3;
+    let batches = output_bytes / (tpb * slice_len * 4) + 3;
     let mut data_shape = vec![batches];
     data_shape.extend_from_slice(&dims[..k]);
     data_shape.push(slice_len);
@@ -1017,6 +1017,20 @@ fn check_nd_short_runs(k: usize, slice_len: usize, tpb: usize) {
 #[test]
 fn gather_nd_copies_many_small_batches_together() {
     for (k, slice_len, tpb) in [(1, 16, 1), (2, 13, 3), (3, 8, 2), (3, 24, 1), (2, 1, 5)] {
-        check_nd_short_runs(k, slice_len, tpb);
+        check_nd_short_runs(k, slice_len, tpb, 3 << 19);
     }
+}
+
+#[test]
+fn streamed_small_slices_are_staged_across_runs_of_a_few_tuples() {
+    // Outputs of 16 MiB and more, of slices short enough to be staged (1 and 4 f32), in runs of
+    // 3 tuples: staging pieces fill across runs, and tasks start in the middle of one. GatherND
+    // with 3 tuples per batch (the short-runs path), and Gather of 3 and of 1 (a scalar index)
+    // along the last axis of a tall tensor (the reusing path; data larger than any L2, so the
+    // slices ahead are prefetched).
+    for (slice_len, tpb) in [(1, 3), (4, 3)] {
+        check_nd_short_runs(1, slice_len, tpb, 17 << 20);
+    }
+    check_gather(|x| x as f32, &[1_500_001, 5], &[3], 1, 0, false, &[1, 2, 3]);
+    check_gather(|x| x as u32, &[4_500_001, 3], &[], 1, 0, true, &[1, 2]);
 }

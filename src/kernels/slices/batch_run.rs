@@ -4,19 +4,30 @@
 use crate::kernels::known_or;
 use crate::kernels::prefetch::prefetch_range_in;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
-use crate::kernels::stream::{as_uninit, stream_copy, Staging};
+use crate::kernels::stream::{as_uninit, stream_copy};
 use crate::repr::{IndexElement, RawElement};
 use std::mem::MaybeUninit;
 
 /// A task's buffers, on the heap (the README promises calls at most 4 KiB of stack) and reused
-/// for every batch run and block of the task.
+/// for every run and block of the task.
 pub(super) struct Scratch {
     pub(super) components: Components,
-    /// Only when small slices are streamed.
-    pub(super) staging: Option<Staging>,
+    /// The offsets of a reused batch's slices (see `copy_reused_positions`); allocated by the
+    /// first batch that needs them.
+    pub(super) table: Vec<usize>,
+}
+
+impl Scratch {
+    pub(super) fn new() -> Scratch {
+        Scratch {
+            components: Components::new(),
+            table: Vec::new(),
+        }
+    }
 }
 
 /// The tuples of one batch (or the part of it a thread has).
+#[derive(Clone, Copy)]
 pub(super) struct BatchRun<'a> {
     /// Offset in `data` of the run's (batch, outer) pair.
     pub(super) base: usize,
@@ -30,6 +41,7 @@ pub(super) struct BatchRun<'a> {
     /// Elements of the slice `ahead_tuples` ahead asked for (from its start) when slices are of
     /// run-time length.
     pub(super) prefetch_len: usize,
+    /// Whether each slice goes out with non-temporal stores (large slices into a large output).
     pub(super) stream: bool,
 }
 
@@ -37,23 +49,23 @@ impl BatchRun<'_> {
     /// Copies each tuple's slice of `len` (`N` when known) elements; on a bad index, returns its
     /// position within `idx` and its value. Tuples are taken a block at a time: their components
     /// are read once into positions (see `resolve`), and only those positions address `data`. A
-    /// block with a bad component is not copied.
+    /// block with a bad component is not copied. `ahead` holds `idx` and the batch's tuples after
+    /// it, which only guide prefetches: a run cut short (at a task's or a staging piece's end)
+    /// still asks for the slices that follow it (cut at each 256-tuple staging piece, W9 lost a
+    /// quarter of its prefetches and took 1.26x as long).
     #[inline(always)]
     pub(super) fn gather<E: RawElement, I: IndexElement, const N: usize, const K: usize>(
         &self,
         data: &[E],
         idx: &[I],
+        ahead: &[I],
         out: &mut [MaybeUninit<E>],
-        scratch: &mut Scratch,
+        components: &mut Components,
     ) -> Result<(), (usize, i64)> {
         // Compile-time lengths when known; `run` picked N and K to match the layout.
         let k = known_or(K, self.dims.len());
         let len = known_or(N, self.slice_len);
         let dims = &self.dims[..k];
-        let Scratch {
-            components,
-            staging,
-        } = scratch;
         // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
         let block_tuples = INDEX_BLOCK / k;
         let bad_in = |block: usize, idx_block: &[I]| {
@@ -76,60 +88,19 @@ impl BatchRun<'_> {
             }
             let first = b * block_tuples;
             if self.stream {
-                self.gather_in_range::<E, I, N, K, true>(
-                    batch, idx, first, tuples, out_block, staging,
-                );
+                self.gather_in_range::<E, I, N, K, true>(batch, ahead, first, tuples, out_block);
             } else {
-                self.gather_in_range::<E, I, N, K, false>(
-                    batch, idx, first, tuples, out_block, staging,
-                );
+                self.gather_in_range::<E, I, N, K, false>(batch, ahead, first, tuples, out_block);
             }
         }
         Ok(())
     }
 
     /// Copies the slices of tuples `first..` of the run, whose components are the positions
-    /// `tuples` (each in range), from `batch` into `out_block`; with `STREAM`, the output is
-    /// written with non-temporal stores, small slices through `staging` (present whenever
-    /// `STREAM` and `N != 0`). `idx` (the caller's) only guides prefetches.
+    /// `tuples` (each in range), from `batch` into `out_block`; with `STREAM`, each slice goes
+    /// out with non-temporal stores. `idx` (the caller's) only guides prefetches.
     #[inline(always)]
     pub(super) fn gather_in_range<
-        E: RawElement,
-        I: IndexElement,
-        const N: usize,
-        const K: usize,
-        const STREAM: bool,
-    >(
-        &self,
-        batch: &[E],
-        idx: &[I],
-        first: usize,
-        tuples: &[usize],
-        out_block: &mut [MaybeUninit<E>],
-        staging: &mut Option<Staging>,
-    ) {
-        let Some(staging) = staging.as_mut().filter(|_| STREAM && N != 0) else {
-            return self.copy_tuples::<E, I, N, K, STREAM>(batch, idx, first, tuples, out_block);
-        };
-        let k = known_or(K, self.dims.len());
-        // Small slices are gathered into an L1 buffer, which then goes out in whole lines.
-        let buffer = staging.elements::<E>();
-        // Not zero: N <= 16 elements of at most 16 bytes is far less than the buffer.
-        let per_piece = buffer.len() / N;
-        let pieces = tuples
-            .chunks(per_piece * k)
-            .zip(out_block.chunks_mut(per_piece * N));
-        for (p, (tuples_piece, out_piece)) in pieces.enumerate() {
-            let staged = &mut buffer[..out_piece.len()];
-            let piece_first = first + p * per_piece;
-            self.copy_tuples::<E, I, N, K, false>(batch, idx, piece_first, tuples_piece, staged);
-            stream_copy(out_piece, staged);
-        }
-    }
-
-    /// [`Self::gather_in_range`]'s copy loop; with `STREAM`, each slice is streamed on its own.
-    #[inline(always)]
-    fn copy_tuples<
         E: RawElement,
         I: IndexElement,
         const N: usize,

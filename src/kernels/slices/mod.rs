@@ -156,16 +156,22 @@ impl Kernel for SliceKernel {
         let mut index_bytes = self.tuple_dims.len() * index_size;
         if self.outer > 1 {
             // Gather's outer positions walk the data in order, each reading its own slab at a
-            // batch's positions: the slab's lines are shared by its tuples, so a tuple moves at
-            // most its share of the slab (at least its own bytes). The batch's index values are
-            // read once for all of its outer positions. Counted as lines and indices per tuple,
-            // a Gather of 99493 bytes from as many 13-byte rows (49 us at one task, once the
-            // reusing loop took a table) counted 7.2 MB and split: 1.24x its 1-thread time.
+            // batch's positions, and read a batch's index values once for all of them. Where a
+            // slab's lines are shared by its tuples (its share per tuple is less than the lines
+            // a slice would count), the walk streams the slab: a tuple reads its share and
+            // writes its own bytes, counted as a copy of their mean. Counted as lines and
+            // indices per tuple, a Gather of 99493 bytes from as many 13-byte rows (49 us at one
+            // task, once the reusing loop took a table) counted 7.2 MB and split: 1.24x its
+            // 1-thread time; counting the share it read in full, 4 of 68 u16 from each of 34130
+            // rows (59 us) still split after an idle gap and took 1.2x.
             let share = self
                 .run_span
                 .saturating_mul(element_size)
-                .div_ceil(self.tuples_per_batch.max(1));
-            read = read.min(share.max(slice_bytes));
+                .div_ceil(self.tuples_per_batch.max(1))
+                .max(slice_bytes);
+            if share < read {
+                read = (share + slice_bytes).div_ceil(2);
+            }
             index_bytes = index_bytes.div_ceil(self.outer);
         }
         (self.tuples(), read.saturating_add(index_bytes))
@@ -462,12 +468,19 @@ mod tests {
         // 99493 bytes, one from each 13-byte row of 1.3 MB (Gather along axis 1 of [99493, 13]
         // u8 with a scalar index, 49 us at one task, 1.24x that at two) and 127680 bytes from
         // 6080 rows of 241 (Gather [80, 76, 241] bool along axis 2 with 21 indices, 62 us,
-        // 1.18x at two) count 1.3 and 1.4 MB; rounded to lines, 6.4 and 8.2 MB.
+        // 1.18x at two) count 0.8 and 1.0 MB (the mean of the share read and the byte written);
+        // rounded to lines, 7.2 and 9.2 MB.
         let rows = SliceKernel::take(&[99493, 13], &[], 1, 0);
-        assert_eq!(rows.work(1, 8), (99493, 13 + 1));
+        assert_eq!(rows.work(1, 8), (99493, 7 + 1));
         assert_eq!(tasks_at_two_threads(&rows, 1, true), 1);
         let columns = SliceKernel::take(&[80, 76, 241], &[1, 21], 2, 0);
         assert_eq!(tasks_at_two_threads(&columns, 1, true), 1);
+        // 4 of the 68 u16 of each of 34130 rows (4.6 MB; Gather [1, 34130, 68] along axis 2):
+        // 59 us at one task, 1.2x that at two after an idle gap. A streamed walk is a copy of
+        // its mean bytes: 2.6 MB, a task of its own only for an awake worker.
+        let walk = SliceKernel::take(&[1, 34130, 68], &[1, 4], 2, 0);
+        assert_eq!(tasks_at_two_threads(&walk, 2, false), 1);
+        assert_eq!(tasks_at_two_threads(&walk, 2, true), 2);
         // 4 MiB copied: 130 us at one thread, 0.7x that at two.
         assert_eq!(
             tasks_at_two_threads(&SliceKernel::new(&[4096, 256], &[4096, 1], 0), 4, false),

@@ -4,7 +4,9 @@
 //!
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab has at
 //! least 512 KiB and a tile fits 256 KiB), with one group (split by columns) and several, tiles
-//! widened to 256 bytes a row, packed or gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch, and blocks of rows across short runs; GatherND's
+//! widened to 256 bytes a row, packed or gathered in place, and tail tiles; the strided-rows
+//! loop with and without next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or
+//! more), and blocks of rows across short runs; GatherND's
 //! fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64
 //! tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices
 //! (>= 256 bytes each) directly, small fixed ones through the staging buffer; many batches of a
@@ -1033,4 +1035,86 @@ fn streamed_small_slices_are_staged_across_runs_of_a_few_tuples() {
     }
     check_gather(|x| x as f32, &[1_500_001, 5], &[3], 1, 0, false, &[1, 2, 3]);
     check_gather(|x| x as u32, &[4_500_001, 3], &[], 1, 0, true, &[1, 2]);
+}
+
+/// GatherElements along rows whose data (the axis) holds at least 16 KiB, with at least 16
+/// values a row but fewer than the row's data has lines (or one row): the AVX2 lanes loop where the CPU has it
+/// (index values loaded into vector lanes, resolved, checked and addressed from there; CI's
+/// portable run takes the block loop with the same inputs). Values over the whole valid range
+/// (a negative spelling half the time), against the reference on every executor; then the first
+/// of two bad values (one past the end, one below `-size`) is reported everywhere, placed in a
+/// vector's lanes and in a row's tail.
+fn check_lanes<T, I>(
+    value: impl Fn(usize) -> T,
+    data_shape: &[usize],
+    indices_shape: &[usize],
+    axis: usize,
+) where
+    T: Element + PartialEq + std::fmt::Debug,
+    I: IndexElement + TryFrom<i64> + Into<i64>,
+    <I as TryFrom<i64>>::Error: std::fmt::Debug,
+{
+    let size = data_shape[axis];
+    let data: Vec<T> = (0..count(data_shape)).map(value).collect();
+    let mut rng = Rng::new(count(indices_shape) as u64 ^ size as u64);
+    let mut indices: Vec<I> = (0..count(indices_shape))
+        .map(|_| I::try_from(rng.index(size)).unwrap())
+        .collect();
+    let wide: Vec<i64> = indices.iter().map(|&v| v.into()).collect();
+    let want =
+        reference::gather_elements(&data, data_shape, &wide, indices_shape, axis as i64).unwrap();
+    let call = |indices: &[I], options: &Options| {
+        gather_elements_to_vec(
+            TensorRef::new(data_shape, &data),
+            TensorRef::new(indices_shape, indices),
+            axis as i64,
+            options,
+        )
+    };
+    for (executor, options) in executors(&[1, 2, 3]) {
+        let (shape, got) = call(&indices, &options).unwrap();
+        assert_eq!(shape, indices_shape);
+        assert!(
+            got == want,
+            "{data_shape:?} {indices_shape:?} {executor}: wrong values"
+        );
+    }
+    let row_len = indices_shape[indices_shape.len() - 1];
+    let n = indices.len();
+    // The first in a vector's lanes (position 5 of a row), the second in the last row's tail.
+    let (first, second) = ((n / row_len / 2) * row_len + 5, n - 1);
+    indices[second] = I::try_from(-(size as i64) - 1).unwrap();
+    indices[first] = I::try_from(size as i64).unwrap();
+    let want = format!(
+        "{} = {size} is out of range",
+        indices_at(first, indices_shape)
+    );
+    expect_error_everywhere(&[1, 2, 3], &want, &format!("{data_shape:?}"), |options| {
+        call(&indices, options)
+    });
+}
+
+#[test]
+fn gather_elements_rows_beyond_16_kib_read_index_values_into_lanes() {
+    // 1-D gathers (one row, split by columns) from 200 KB, of lengths with tails of 0-7 values
+    // after the last full vector, and across many rows; both index types.
+    for len in [50_000, 50_001, 50_003, 50_007, 131_075] {
+        check_lanes::<f32, i64>(|x| x as f32, &[50_311], &[len], 0);
+        check_lanes::<f32, i32>(|x| x as f32, &[50_311], &[len], 0);
+    }
+    // Rows along the last axis, each element width (1 to 16 bytes), rows of 16 to 257 values
+    // (the shortest row that takes lanes, and tails), from axes of exactly 16 KiB and more. Rows
+    // with as many values as their data has lines take the next-row prefetch loop instead.
+    check_lanes::<u8, i64>(|x| x as u8, &[7, 16_384], &[7, 255], 1);
+    check_lanes::<u8, i32>(|x| x as u8, &[7, 16_384], &[7, 16], 1);
+    check_lanes::<u16, i32>(|x| x as u16, &[5, 3, 9_000], &[5, 3, 201], 2);
+    check_lanes::<u64, i64>(|x| x as u64, &[40, 2_048], &[40, 17], 1);
+    check_lanes::<Complex<f64>, i32>(
+        |x| Complex::new(x as f64, -(x as f64)),
+        &[9, 1_030],
+        &[9, 257],
+        1,
+    );
+    // Indices smaller than data off the axis: rows start `row_stride` apart in data.
+    check_lanes::<f32, i64>(|x| x as f32, &[6, 5, 4_100], &[3, 2, 200], 2);
 }

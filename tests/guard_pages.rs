@@ -135,22 +135,32 @@ fn gather_elements_paths_stay_inside_their_buffers() {
     // (data shape, indices shape, axis): strided rows along the last axis (odd row length),
     // rows across an axis with narrower indices (short runs: blocks of rows across runs), short
     // runs along the axis with stride 1 and with a stride, and the tiled traversal (slab >= 512
-    // KiB for every width).
-    let cases: [(&[usize], &[usize], usize); 5] = [
-        (&[33, 7], &[33, 9], 1),
-        (&[5, 6, 7], &[5, 3, 5], 1),
-        (&[6, 4, 9], &[6, 3, 5], 2),
-        (&[5, 4, 6, 3], &[5, 3, 2, 1], 2),
-        (&[3, (1 << 20) / 3 + 5], &[4, (1 << 20) / 3 + 5], 0),
+    // KiB for every width); rows whose axis holds 16 KiB or more (the lanes loop: one row, and
+    // rows with a tail after the last full vector), with either index type.
+    let cases: [(&[usize], &[usize], usize, DType); 9] = [
+        (&[33, 7], &[33, 9], 1, DType::Int64),
+        (&[5, 6, 7], &[5, 3, 5], 1, DType::Int64),
+        (&[6, 4, 9], &[6, 3, 5], 2, DType::Int64),
+        (&[5, 4, 6, 3], &[5, 3, 2, 1], 2, DType::Int64),
+        (
+            &[3, (1 << 20) / 3 + 5],
+            &[4, (1 << 20) / 3 + 5],
+            0,
+            DType::Int64,
+        ),
+        (&[16_411], &[1_003], 0, DType::Int64),
+        (&[16_411], &[1_007], 0, DType::Int32),
+        (&[3, 16_411], &[3, 203], 1, DType::Int64),
+        (&[3, 16_411], &[3, 211], 1, DType::Int32),
     ];
-    for (data_shape, indices_shape, axis) in cases {
+    for (data_shape, indices_shape, axis, index_dtype) in cases {
         let size = data_shape[axis];
         each_setting(|dtype, side, threads, bad_last| {
-            let ctx = format!("{dtype} {data_shape:?} {indices_shape:?} axis {axis} {side:?} {threads}t bad={bad_last}");
+            let ctx = format!("{dtype} {data_shape:?} {indices_shape:?} axis {axis} {index_dtype} {side:?} {threads}t bad={bad_last}");
             let status = guarded_call(
                 Op::Elements { axis: axis as i64 },
                 dtype,
-                DType::Int64,
+                index_dtype,
                 data_shape,
                 indices_shape,
                 indices_shape,

@@ -834,23 +834,27 @@ fn check_one_row(data_shape: &[usize], indices_shape: &[usize], axis: usize) {
 /// computation on the counting host (which must have split the work among tasks when `split`)
 /// and on every executor; then with `bad.0` and `bad.1` made out of range (`bad.0 < bad.1`), the
 /// first is reported on every executor.
-fn check_elements_everywhere<T: Element + PartialEq + std::fmt::Debug>(
+fn check_elements_everywhere<T, I>(
     value: impl Fn(usize) -> T,
     (data_shape, indices_shape, axis): (&[usize], &[usize], usize),
-    mut indices: Vec<i64>,
+    mut indices: Vec<I>,
     split: bool,
     (first, second): (usize, usize),
-) {
+) where
+    T: Element + PartialEq + std::fmt::Debug,
+    I: IndexElement + TryFrom<i64> + Into<i64>,
+    <I as TryFrom<i64>>::Error: std::fmt::Debug,
+{
     let data: Vec<T> = (0..count(data_shape)).map(value).collect();
     let size = data_shape[axis];
     let want: Vec<T> = (0..indices.len())
         .map(|p| {
             let mut at = coords(p, indices_shape);
-            at[axis] = resolve(indices[p], size);
+            at[axis] = resolve(indices[p].into(), size);
             data[flat(&at, data_shape)]
         })
         .collect();
-    let call = |indices: &[i64], options: &Options| {
+    let call = |indices: &[I], options: &Options| {
         gather_elements_to_vec(
             TensorRef::new(data_shape, &data),
             TensorRef::new(indices_shape, indices),
@@ -875,8 +879,8 @@ fn check_elements_everywhere<T: Element + PartialEq + std::fmt::Debug>(
         let (_, got) = call(&indices, &options).unwrap();
         assert!(got == want, "{data_shape:?} {threads}: wrong values");
     }
-    indices[second] = -(size as i64) - 1;
-    indices[first] = size as i64;
+    indices[second] = I::try_from(-(size as i64) - 1).unwrap();
+    indices[first] = I::try_from(size as i64).unwrap();
     let want = format!(
         "{} = {size} is out of range",
         indices_at(first, indices_shape)
@@ -1038,12 +1042,12 @@ fn streamed_small_slices_are_staged_across_runs_of_a_few_tuples() {
 }
 
 /// GatherElements along rows whose data (the axis) holds at least 16 KiB, with at least 16
-/// values a row but fewer than the row's data has lines (or one row): the AVX2 lanes loop where the CPU has it
-/// (index values loaded into vector lanes, resolved, checked and addressed from there; CI's
-/// portable run takes the block loop with the same inputs). Values over the whole valid range
-/// (a negative spelling half the time), against the reference on every executor; then the first
-/// of two bad values (one past the end, one below `-size`) is reported everywhere, placed in a
-/// vector's lanes and in a row's tail.
+/// values a row but fewer than the row's data has lines (or one row): the AVX2 lanes loop where
+/// the CPU has it (index values loaded into vector lanes, resolved, checked and addressed from
+/// there; CI's portable run takes the block loop with the same inputs). Values over the whole
+/// valid range (a negative spelling half the time) on every executor; then the first of two bad
+/// values, one in a vector's lanes (position 5 of a middle row) and one in the last row's tail,
+/// is reported everywhere.
 fn check_lanes<T, I>(
     value: impl Fn(usize) -> T,
     data_shape: &[usize],
@@ -1055,43 +1059,19 @@ fn check_lanes<T, I>(
     <I as TryFrom<i64>>::Error: std::fmt::Debug,
 {
     let size = data_shape[axis];
-    let data: Vec<T> = (0..count(data_shape)).map(value).collect();
     let mut rng = Rng::new(count(indices_shape) as u64 ^ size as u64);
-    let mut indices: Vec<I> = (0..count(indices_shape))
+    let indices: Vec<I> = (0..count(indices_shape))
         .map(|_| I::try_from(rng.index(size)).unwrap())
         .collect();
-    let wide: Vec<i64> = indices.iter().map(|&v| v.into()).collect();
-    let want =
-        reference::gather_elements(&data, data_shape, &wide, indices_shape, axis as i64).unwrap();
-    let call = |indices: &[I], options: &Options| {
-        gather_elements_to_vec(
-            TensorRef::new(data_shape, &data),
-            TensorRef::new(indices_shape, indices),
-            axis as i64,
-            options,
-        )
-    };
-    for (executor, options) in executors(&[1, 2, 3]) {
-        let (shape, got) = call(&indices, &options).unwrap();
-        assert_eq!(shape, indices_shape);
-        assert!(
-            got == want,
-            "{data_shape:?} {indices_shape:?} {executor}: wrong values"
-        );
-    }
     let row_len = indices_shape[indices_shape.len() - 1];
     let n = indices.len();
-    // The first in a vector's lanes (position 5 of a row), the second in the last row's tail.
-    let (first, second) = ((n / row_len / 2) * row_len + 5, n - 1);
-    indices[second] = I::try_from(-(size as i64) - 1).unwrap();
-    indices[first] = I::try_from(size as i64).unwrap();
-    let want = format!(
-        "{} = {size} is out of range",
-        indices_at(first, indices_shape)
+    check_elements_everywhere(
+        value,
+        (data_shape, indices_shape, axis),
+        indices,
+        false,
+        ((n / row_len / 2) * row_len + 5, n - 1),
     );
-    expect_error_everywhere(&[1, 2, 3], &want, &format!("{data_shape:?}"), |options| {
-        call(&indices, options)
-    });
 }
 
 #[test]

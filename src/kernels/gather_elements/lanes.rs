@@ -15,6 +15,8 @@
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read.
 
 use crate::repr::{IndexElement, RawElement};
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 /// Whether [`gather_rows_avx2`] takes an axis of `size` with index type `I`: int64 always; int32
@@ -52,61 +54,47 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
         // SAFETY: forwarded contract; this row's reads stay below r * row_stride + size.
         inside &= unsafe {
             if std::mem::size_of::<I>() == 8 {
-                row_i64(slab, r * row_stride, size, values, row_out)
+                row::<E, I, Int64Lanes>(slab, r * row_stride, size, values, row_out)
             } else {
-                row_i32(slab, r * row_stride, size, values, row_out)
+                row::<E, I, Int32Lanes>(slab, r * row_stride, size, values, row_out)
             }
         };
     }
     inside
 }
 
-/// One row with int64 values, four lanes at a time.
+/// One row: the values `L::N` at a time from vector lanes, then the tail one by one.
 ///
 /// # Safety
-/// AVX2; `I` is 8 bytes; `base + size <= slab.len()`; `values` and `out` have one length.
+/// AVX2; `I` is `L`'s index type; [`lanes_take`] holds for `I` and `size`; `base + size <=
+/// slab.len()`; `values` and `out` have one length.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn row_i64<E: RawElement, I: IndexElement>(
+unsafe fn row<E: RawElement, I: IndexElement, L: Lanes>(
     slab: &[E],
     base: usize,
     size: usize,
     values: &[I],
     out: &mut [MaybeUninit<E>],
 ) -> bool {
-    use std::arch::x86_64::*;
+    debug_assert_eq!(std::mem::size_of::<I>() * L::N, 32);
     let n = values.len();
-    let size_v = _mm256_set1_epi64x(size as i64);
-    let minus_one = _mm256_set1_epi64x(-1);
-    let zero = _mm256_setzero_si256();
-    let mut outside = zero;
-    let src = values.as_ptr().cast::<i64>();
+    let mut outside = _mm256_setzero_si256();
     let dst = out.as_mut_ptr();
     let at = slab.as_ptr().wrapping_add(base);
     let mut j = 0;
-    while j + 4 <= n {
-        // SAFETY: j + 4 <= n values are readable (unaligned load); this is the one read of them.
-        let v = unsafe { _mm256_loadu_si256(src.add(j).cast()) };
-        let p = _mm256_add_epi64(v, _mm256_and_si256(_mm256_cmpgt_epi64(zero, v), size_v));
-        let fits = _mm256_and_si256(
-            _mm256_cmpgt_epi64(size_v, p),
-            _mm256_cmpgt_epi64(p, minus_one),
-        );
-        outside = _mm256_or_si256(outside, _mm256_andnot_si256(fits, minus_one));
-        let p = _mm256_and_si256(p, fits);
-        let (low, high) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
-        let lanes = [
-            _mm_cvtsi128_si64(low),
-            _mm_extract_epi64::<1>(low),
-            _mm_cvtsi128_si64(high),
-            _mm_extract_epi64::<1>(high),
-        ];
-        for (k, &q) in lanes.iter().enumerate() {
-            // SAFETY: 0 <= q < size (the lane was masked to 0 otherwise), base + size <=
-            // slab.len(), and j + k < n = out.len().
-            unsafe { (*dst.add(j + k)).write(*at.add(q as usize)) };
+    while j + L::N <= n {
+        // SAFETY: values j..j + N are readable (an unaligned load); this is the one read of them.
+        let v = unsafe { _mm256_loadu_si256(values.as_ptr().add(j).cast()) };
+        // SAFETY: AVX2, and `size` fits `L` (forwarded contract).
+        let (positions, out_of_range) = unsafe { L::positions(v, size) };
+        outside = _mm256_or_si256(outside, out_of_range);
+        for (k, &q) in positions[..L::N].iter().enumerate() {
+            // SAFETY: q < size (an out-of-range lane was made 0), base + size <= slab.len(),
+            // and j + k < n = out.len().
+            unsafe { (*dst.add(j + k)).write(*at.add(q)) };
         }
-        j += 4;
+        j += L::N;
     }
     let mut tail_inside = true;
     for k in j..n {
@@ -120,67 +108,89 @@ unsafe fn row_i64<E: RawElement, I: IndexElement>(
     _mm256_testz_si256(outside, outside) == 1 && tail_inside
 }
 
-/// One row with int32 values, eight lanes at a time; `size <= i32::MAX`.
-///
-/// # Safety
-/// AVX2; `I` is 4 bytes; `size <= i32::MAX`; `base + size <= slab.len()`; `values` and `out`
-/// have one length.
+/// One vector (32 bytes) of index values of one type, made positions.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn row_i32<E: RawElement, I: IndexElement>(
-    slab: &[E],
-    base: usize,
-    size: usize,
-    values: &[I],
-    out: &mut [MaybeUninit<E>],
-) -> bool {
-    use std::arch::x86_64::*;
-    let n = values.len();
-    let size_v = _mm256_set1_epi32(size as i32);
-    let minus_one = _mm256_set1_epi32(-1);
-    let zero = _mm256_setzero_si256();
-    let mut outside = zero;
-    let src = values.as_ptr().cast::<i32>();
-    let dst = out.as_mut_ptr();
-    let at = slab.as_ptr().wrapping_add(base);
-    let mut j = 0;
-    while j + 8 <= n {
-        // SAFETY: j + 8 <= n values are readable (unaligned load); this is the one read of them.
-        let v = unsafe { _mm256_loadu_si256(src.add(j).cast()) };
-        // size <= i32::MAX, so a negative value plus size does not wrap.
-        let p = _mm256_add_epi32(v, _mm256_and_si256(_mm256_cmpgt_epi32(zero, v), size_v));
+trait Lanes {
+    /// Values per vector.
+    const N: usize;
+
+    /// The positions of the vector's `N` values (negative ones counted from the back, 0 for a
+    /// value outside `[-size, size - 1]`) in its first `N` entries, and a mask that is set in the
+    /// lanes of such values.
+    ///
+    /// # Safety
+    /// AVX2; `size` fits the lanes ([`lanes_take`]).
+    unsafe fn positions(
+        v: std::arch::x86_64::__m256i,
+        size: usize,
+    ) -> ([usize; 8], std::arch::x86_64::__m256i);
+}
+
+/// Four int64 values.
+#[cfg(target_arch = "x86_64")]
+struct Int64Lanes;
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Int64Lanes {
+    const N: usize = 4;
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn positions(v: __m256i, size: usize) -> ([usize; 8], __m256i) {
+        let size_v = _mm256_set1_epi64x(size as i64);
+        let minus_one = _mm256_set1_epi64x(-1);
+        let negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
+        let p = _mm256_add_epi64(v, _mm256_and_si256(negative, size_v));
+        let fits = _mm256_and_si256(
+            _mm256_cmpgt_epi64(size_v, p),
+            _mm256_cmpgt_epi64(p, minus_one),
+        );
+        let p = _mm256_and_si256(p, fits);
+        let (low, high) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
+        let mut positions = [0; 8];
+        positions[..4].copy_from_slice(&[
+            _mm_cvtsi128_si64(low) as usize,
+            _mm_extract_epi64::<1>(low) as usize,
+            _mm_cvtsi128_si64(high) as usize,
+            _mm_extract_epi64::<1>(high) as usize,
+        ]);
+        (positions, _mm256_andnot_si256(fits, minus_one))
+    }
+}
+
+/// Eight int32 values; the axis is at most `i32::MAX` long, so a negative value plus it does not
+/// wrap.
+#[cfg(target_arch = "x86_64")]
+struct Int32Lanes;
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Int32Lanes {
+    const N: usize = 8;
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn positions(v: __m256i, size: usize) -> ([usize; 8], __m256i) {
+        let size_v = _mm256_set1_epi32(size as i32);
+        let minus_one = _mm256_set1_epi32(-1);
+        let negative = _mm256_cmpgt_epi32(_mm256_setzero_si256(), v);
+        let p = _mm256_add_epi32(v, _mm256_and_si256(negative, size_v));
         let fits = _mm256_and_si256(
             _mm256_cmpgt_epi32(size_v, p),
             _mm256_cmpgt_epi32(p, minus_one),
         );
-        outside = _mm256_or_si256(outside, _mm256_andnot_si256(fits, minus_one));
         let p = _mm256_and_si256(p, fits);
         let (low, high) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
-        let lanes = [
-            _mm_cvtsi128_si32(low),
-            _mm_extract_epi32::<1>(low),
-            _mm_extract_epi32::<2>(low),
-            _mm_extract_epi32::<3>(low),
-            _mm_cvtsi128_si32(high),
-            _mm_extract_epi32::<1>(high),
-            _mm_extract_epi32::<2>(high),
-            _mm_extract_epi32::<3>(high),
+        let lane = |x: i32| x as u32 as usize;
+        let positions = [
+            lane(_mm_cvtsi128_si32(low)),
+            lane(_mm_extract_epi32::<1>(low)),
+            lane(_mm_extract_epi32::<2>(low)),
+            lane(_mm_extract_epi32::<3>(low)),
+            lane(_mm_cvtsi128_si32(high)),
+            lane(_mm_extract_epi32::<1>(high)),
+            lane(_mm_extract_epi32::<2>(high)),
+            lane(_mm_extract_epi32::<3>(high)),
         ];
-        for (k, &q) in lanes.iter().enumerate() {
-            // SAFETY: 0 <= q < size (the lane was masked to 0 otherwise), base + size <=
-            // slab.len(), and j + k < n = out.len().
-            unsafe { (*dst.add(j + k)).write(*at.add(q as u32 as usize)) };
-        }
-        j += 8;
+        (positions, _mm256_andnot_si256(fits, minus_one))
     }
-    let mut tail_inside = true;
-    for k in j..n {
-        // SAFETY: k < n; the value is read once into `v`.
-        let v = unsafe { *values.as_ptr().add(k) }.to_i64();
-        let (q, fits) = crate::kernels::resolve_or_zero(v, size);
-        tail_inside &= fits;
-        // SAFETY: q < size as above; k < out.len().
-        unsafe { (*dst.add(k)).write(*at.add(q)) };
-    }
-    _mm256_testz_si256(outside, outside) == 1 && tail_inside
 }

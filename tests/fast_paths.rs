@@ -1065,6 +1065,26 @@ fn check_lanes<T, I>(
         .collect();
     let row_len = indices_shape[indices_shape.len() - 1];
     let n = indices.len();
+    // The index type's extremes in a vector's lanes (position 2 of the first row) and in the
+    // last row's tail: the lower one is outside any axis, and reported.
+    let mut extremes = indices.clone();
+    let (min, max) = if std::mem::size_of::<I>() == 4 {
+        (i64::from(i32::MIN), i64::from(i32::MAX))
+    } else {
+        (i64::MIN, i64::MAX)
+    };
+    extremes[2] = I::try_from(min).unwrap();
+    extremes[n - 1] = I::try_from(max).unwrap();
+    let data: Vec<T> = (0..count(data_shape)).map(&value).collect();
+    let want = format!("{} = {min} is out of range", indices_at(2, indices_shape));
+    expect_error_everywhere(&[1, 2, 3], &want, &format!("{data_shape:?}"), |options| {
+        gather_elements_to_vec(
+            TensorRef::new(data_shape, &data),
+            TensorRef::new(indices_shape, &extremes),
+            axis as i64,
+            options,
+        )
+    });
     check_elements_everywhere(
         value,
         (data_shape, indices_shape, axis),
@@ -1084,9 +1104,10 @@ fn gather_elements_rows_beyond_16_kib_read_index_values_into_lanes() {
     }
     // Rows along the last axis, each element width (1 to 16 bytes), rows of 16 to 257 values
     // (the shortest row that takes lanes, and tails), from axes of exactly 16 KiB and more. Rows
-    // with as many values as their data has lines take the next-row prefetch loop instead.
+    // with as many values as their data has lines take the next-row prefetch loop instead, and
+    // runs of fewer than 256 values the short-runs loop (so 20 rows of 16, not 7).
     check_lanes::<u8, i64>(|x| x as u8, &[7, 16_384], &[7, 255], 1);
-    check_lanes::<u8, i32>(|x| x as u8, &[7, 16_384], &[7, 16], 1);
+    check_lanes::<u8, i32>(|x| x as u8, &[20, 16_384], &[20, 16], 1);
     check_lanes::<u16, i32>(|x| x as u16, &[5, 3, 9_000], &[5, 3, 201], 2);
     check_lanes::<u64, i64>(|x| x as u64, &[40, 2_048], &[40, 17], 1);
     check_lanes::<Complex<f64>, i32>(

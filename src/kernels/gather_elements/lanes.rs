@@ -14,9 +14,12 @@
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read.
 
-use crate::repr::{IndexElement, RawElement};
+use crate::repr::IndexElement;
+#[cfg(target_arch = "x86_64")]
+use crate::repr::RawElement;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
+#[cfg(target_arch = "x86_64")]
 use std::mem::MaybeUninit;
 
 /// Whether [`gather_rows_avx2`] takes an axis of `size` with index type `I`: int64 always; int32
@@ -79,7 +82,11 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes>(
 ) -> bool {
     debug_assert_eq!(std::mem::size_of::<I>() * L::N, 32);
     let n = values.len();
-    let mut outside = _mm256_setzero_si256();
+    // The vector intrinsics called bare here and below are safe inside an AVX2 function only
+    // from Rust 1.87; the blocks keep the crate building with its older rust-version.
+    #[allow(unused_unsafe)]
+    // SAFETY: AVX2 (this function's contract).
+    let mut outside = unsafe { _mm256_setzero_si256() };
     let dst = out.as_mut_ptr();
     let at = slab.as_ptr().wrapping_add(base);
     let mut j = 0;
@@ -88,7 +95,10 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes>(
         let v = unsafe { _mm256_loadu_si256(values.as_ptr().add(j).cast()) };
         // SAFETY: AVX2, and `size` fits `L` (forwarded contract).
         let (positions, out_of_range) = unsafe { L::positions(v, size) };
-        outside = _mm256_or_si256(outside, out_of_range);
+        #[allow(unused_unsafe)]
+        // SAFETY: AVX2 (this function's contract).
+        let merged = unsafe { _mm256_or_si256(outside, out_of_range) };
+        outside = merged;
         for (k, &q) in positions[..L::N].iter().enumerate() {
             // SAFETY: q < size (an out-of-range lane was made 0), base + size <= slab.len(),
             // and j + k < n = out.len().
@@ -105,7 +115,10 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes>(
         // SAFETY: q < size as above; k < out.len().
         unsafe { (*dst.add(k)).write(*at.add(q)) };
     }
-    _mm256_testz_si256(outside, outside) == 1 && tail_inside
+    #[allow(unused_unsafe)]
+    // SAFETY: AVX2 (this function's contract).
+    let none_outside = unsafe { _mm256_testz_si256(outside, outside) } == 1;
+    none_outside && tail_inside
 }
 
 /// One vector (32 bytes) of index values of one type, made positions.
@@ -137,24 +150,28 @@ impl Lanes for Int64Lanes {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn positions(v: __m256i, size: usize) -> ([usize; 8], __m256i) {
-        let size_v = _mm256_set1_epi64x(size as i64);
-        let minus_one = _mm256_set1_epi64x(-1);
-        let negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
-        let p = _mm256_add_epi64(v, _mm256_and_si256(negative, size_v));
-        let fits = _mm256_and_si256(
-            _mm256_cmpgt_epi64(size_v, p),
-            _mm256_cmpgt_epi64(p, minus_one),
-        );
-        let p = _mm256_and_si256(p, fits);
-        let (low, high) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
-        let mut positions = [0; 8];
-        positions[..4].copy_from_slice(&[
-            _mm_cvtsi128_si64(low) as usize,
-            _mm_extract_epi64::<1>(low) as usize,
-            _mm_cvtsi128_si64(high) as usize,
-            _mm_extract_epi64::<1>(high) as usize,
-        ]);
-        (positions, _mm256_andnot_si256(fits, minus_one))
+        #[allow(unused_unsafe)]
+        // SAFETY: AVX2 (this function's contract); the intrinsics only compute on registers.
+        unsafe {
+            let size_v = _mm256_set1_epi64x(size as i64);
+            let minus_one = _mm256_set1_epi64x(-1);
+            let negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
+            let p = _mm256_add_epi64(v, _mm256_and_si256(negative, size_v));
+            let fits = _mm256_and_si256(
+                _mm256_cmpgt_epi64(size_v, p),
+                _mm256_cmpgt_epi64(p, minus_one),
+            );
+            let p = _mm256_and_si256(p, fits);
+            let (low, high) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
+            let mut positions = [0; 8];
+            positions[..4].copy_from_slice(&[
+                _mm_cvtsi128_si64(low) as usize,
+                _mm_extract_epi64::<1>(low) as usize,
+                _mm_cvtsi128_si64(high) as usize,
+                _mm_extract_epi64::<1>(high) as usize,
+            ]);
+            (positions, _mm256_andnot_si256(fits, minus_one))
+        }
     }
 }
 
@@ -170,27 +187,31 @@ impl Lanes for Int32Lanes {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn positions(v: __m256i, size: usize) -> ([usize; 8], __m256i) {
-        let size_v = _mm256_set1_epi32(size as i32);
-        let minus_one = _mm256_set1_epi32(-1);
-        let negative = _mm256_cmpgt_epi32(_mm256_setzero_si256(), v);
-        let p = _mm256_add_epi32(v, _mm256_and_si256(negative, size_v));
-        let fits = _mm256_and_si256(
-            _mm256_cmpgt_epi32(size_v, p),
-            _mm256_cmpgt_epi32(p, minus_one),
-        );
-        let p = _mm256_and_si256(p, fits);
-        let (low, high) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
-        let lane = |x: i32| x as u32 as usize;
-        let positions = [
-            lane(_mm_cvtsi128_si32(low)),
-            lane(_mm_extract_epi32::<1>(low)),
-            lane(_mm_extract_epi32::<2>(low)),
-            lane(_mm_extract_epi32::<3>(low)),
-            lane(_mm_cvtsi128_si32(high)),
-            lane(_mm_extract_epi32::<1>(high)),
-            lane(_mm_extract_epi32::<2>(high)),
-            lane(_mm_extract_epi32::<3>(high)),
-        ];
-        (positions, _mm256_andnot_si256(fits, minus_one))
+        #[allow(unused_unsafe)]
+        // SAFETY: AVX2 (this function's contract); the intrinsics only compute on registers.
+        unsafe {
+            let size_v = _mm256_set1_epi32(size as i32);
+            let minus_one = _mm256_set1_epi32(-1);
+            let negative = _mm256_cmpgt_epi32(_mm256_setzero_si256(), v);
+            let p = _mm256_add_epi32(v, _mm256_and_si256(negative, size_v));
+            let fits = _mm256_and_si256(
+                _mm256_cmpgt_epi32(size_v, p),
+                _mm256_cmpgt_epi32(p, minus_one),
+            );
+            let p = _mm256_and_si256(p, fits);
+            let (low, high) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
+            let lane = |x: i32| x as u32 as usize;
+            let positions = [
+                lane(_mm_cvtsi128_si32(low)),
+                lane(_mm_extract_epi32::<1>(low)),
+                lane(_mm_extract_epi32::<2>(low)),
+                lane(_mm_extract_epi32::<3>(low)),
+                lane(_mm_cvtsi128_si32(high)),
+                lane(_mm_extract_epi32::<1>(high)),
+                lane(_mm_extract_epi32::<2>(high)),
+                lane(_mm_extract_epi32::<3>(high)),
+            ];
+            (positions, _mm256_andnot_si256(fits, minus_one))
+        }
     }
 }

@@ -344,10 +344,11 @@ mod tests {
         };
         assert!(one_row.takes_lanes::<f32, i64>());
         assert!(one_row.takes_lanes::<f32, i32>());
-        // Rows of 16 values from exactly 16 KiB; 15 values, or a byte less of data: blocks.
-        assert!(rows_along(7, 16, 16_384).takes_lanes::<u8, i64>());
-        assert!(!rows_along(7, 15, 16_384).takes_lanes::<u8, i64>());
-        assert!(!rows_along(7, 16, 16_383).takes_lanes::<u8, i64>());
+        // Rows of 16 values from exactly 16 KiB; 15 values, or a byte less of data: blocks. (Runs
+        // of fewer than 256 values never get here: the short-runs loop takes them.)
+        assert!(rows_along(20, 16, 16_384).takes_lanes::<u8, i64>());
+        assert!(!rows_along(20, 15, 16_384).takes_lanes::<u8, i64>());
+        assert!(!rows_along(20, 16, 16_383).takes_lanes::<u8, i64>());
         // W1 (2 KiB rows) stays in blocks; rows that prefetch the next one keep their loop.
         assert!(!rows_along(64, 512, 512).takes_lanes::<f32, i64>());
         assert!(!rows_along(7, 256, 16_384).takes_lanes::<u8, i64>());

@@ -33,6 +33,18 @@ pub(crate) fn fits_l2(bytes: usize) -> bool {
     bytes <= l2_bytes()
 }
 
+/// What stays in the last-level cache beside a call's other traffic: half the 32 MiB of L3 per
+/// core complex that every machine kind measured here has (Zen 3, Zen 4, Zen 5). The L3's size is
+/// not read from the CPU: it is shared, and its share that a call keeps is what was measured.
+/// Outputs this large are streamed past the cache (`stream::STREAM_MIN_BYTES`), and long slices
+/// from data no larger prefetch only their head.
+pub(crate) const L3_RESIDENT_BYTES: usize = 16 << 20;
+
+/// Whether `bytes` of data stay in the L3 from call to call ([`L3_RESIDENT_BYTES`]).
+pub(crate) fn stays_in_l3(bytes: usize) -> bool {
+    bytes <= L3_RESIDENT_BYTES
+}
+
 /// CPUID leaf 0x8000_0006, ECX bits 31-16: the L2 size in KiB (AMD and Intel both report it);
 /// 0 when the CPU has no such leaf.
 #[cfg(target_arch = "x86_64")]

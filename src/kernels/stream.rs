@@ -8,12 +8,12 @@ use crate::repr::RawElement;
 use std::mem::MaybeUninit;
 
 /// Outputs at least this large are streamed; smaller ones are likely to be read again soon, from
-/// cache, by whoever asked for them. Half the last-level cache of both machine kinds this was
-/// measured on (Zen 3 and Zen 5: 32 MiB of L3 per core complex): an output that fits beside its
-/// data is written faster through the cache. Measured on a Gather of 1070 x 11 slices of 752 bytes
+/// cache, by whoever asked for them: the share of the L3 a call keeps
+/// ([`cache::L3_RESIDENT_BYTES`](crate::kernels::cache::L3_RESIDENT_BYTES)), where an output that
+/// fits beside its data is written faster through the cache. Measured on a Gather of 1070 x 11 slices of 752 bytes
 /// (an 8.8 MiB output from 4.6 MiB of data): streamed 0.72-0.79x ONNX Runtime, cached 1.13-1.17x
 /// (8 MiB was the threshold before); every streamed W1-W9 output is 32 MiB or more.
-pub(crate) const STREAM_MIN_BYTES: usize = 16 << 20;
+pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BYTES;
 
 /// Slices shorter than this are not streamed one by one (a partial line costs a read anyway).
 pub(crate) const STREAM_MIN_SLICE_BYTES: usize = 256;

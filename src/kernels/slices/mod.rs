@@ -13,7 +13,7 @@ mod batch_run;
 mod reuse;
 mod short_runs;
 
-use crate::kernels::cache::fits_l2;
+use crate::kernels::cache::{fits_l2, stays_in_l3};
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::INDEX_BLOCK;
 use crate::kernels::stream::{
@@ -419,17 +419,13 @@ fn staged_pieces(
 /// 3072-byte slices from 153 MB, took 1.55x as long by the first line).
 fn slice_prefetch_len(data_bytes: usize, len: usize, element_size: usize) -> usize {
     let slice_bytes = len.saturating_mul(element_size);
-    let in_l3 = data_bytes <= L3_RESIDENT_BYTES && slice_bytes >= LONG_SLICE_BYTES;
+    let in_l3 = stays_in_l3(data_bytes) && slice_bytes >= LONG_SLICE_BYTES;
     if fits_l2(data_bytes) || in_l3 {
         len.min((LINE / element_size.max(1)).max(1))
     } else {
         len
     }
 }
-
-/// Data this large stays in the L3 between calls: half the 32 MiB that both machine kinds
-/// measured (Zen 3 and Zen 5) have per core complex, as for `stream::STREAM_MIN_BYTES`.
-const L3_RESIDENT_BYTES: usize = 16 << 20;
 
 /// A slice this long (32 lines) is read far enough in order for the hardware prefetchers.
 const LONG_SLICE_BYTES: usize = 2 << 10;

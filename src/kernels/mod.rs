@@ -19,6 +19,7 @@
 //! strings are only copied), which keeps the same invariant.
 
 mod cache;
+mod copy;
 mod cursor;
 mod gather_elements;
 mod isa;

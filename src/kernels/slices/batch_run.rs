@@ -1,6 +1,7 @@
 //! One run of tuples: a (batch, outer position) pair's slices copied from its indices, read a
 //! block at a time, with software prefetch and, for large outputs, non-temporal stores.
 
+use crate::kernels::copy::copy_slice;
 use crate::kernels::known_or;
 use crate::kernels::prefetch::prefetch_range_in;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
@@ -150,7 +151,7 @@ impl BatchRun<'_> {
             if STREAM {
                 stream_copy(slice_out, as_uninit(slice));
             } else {
-                slice_out.copy_from_slice(as_uninit(slice));
+                copy_slice(slice_out, as_uninit(slice));
             }
         }
     }

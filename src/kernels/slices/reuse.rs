@@ -3,6 +3,7 @@
 
 use super::batch_run::{BatchRun, Scratch};
 use super::SliceKernel;
+use crate::kernels::copy::copy_slice;
 use crate::kernels::prefetch::prefetch_range_in;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::stream::as_uninit;
@@ -243,7 +244,7 @@ impl<E: RawElement> SlabCopy<'_, E> {
             // and its position below dims[0] (`copy_resolved`); stride is the slice length and
             // run_span = dims[0] * stride, so at + len <= outer * run_span = data.len().
             let slice = unsafe { self.data.get_unchecked(at..at + len) };
-            slice_out.copy_from_slice(as_uninit(slice));
+            copy_slice(slice_out, as_uninit(slice));
         }
     }
 }

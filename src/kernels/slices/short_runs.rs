@@ -4,6 +4,7 @@
 
 use super::batch_run::Scratch;
 use super::SliceKernel;
+use crate::kernels::copy::copy_slice;
 use crate::kernels::known_or;
 use crate::kernels::resolve::{first_bad_component, INDEX_BLOCK};
 use crate::kernels::stream::as_uninit;
@@ -75,7 +76,7 @@ impl SliceKernel {
                 // Cannot panic: every position is below its dimension and the batch below
                 // `batches`, so the slice lies in data (the plan sized it as batches *
                 // batch_stride).
-                slice_out.copy_from_slice(as_uninit(&data[offset..offset + len]));
+                copy_slice(slice_out, as_uninit(&data[offset..offset + len]));
                 in_batch += 1;
                 if in_batch == tpb {
                     in_batch = 0;

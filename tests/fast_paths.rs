@@ -1095,7 +1095,7 @@ fn check_lanes<T, I>(
 }
 
 #[test]
-fn gather_elements_rows_beyond_16_kib_read_index_values_into_lanes() {
+fn gather_elements_rows_beyond_16_kib_and_tile_rows_read_index_values_into_lanes() {
     // 1-D gathers (one row, split by columns) from 200 KB, of lengths with tails of 0-7 values
     // after the last full vector, and across many rows; both index types.
     for len in [50_000, 50_001, 50_003, 50_007, 131_075] {
@@ -1118,4 +1118,10 @@ fn gather_elements_rows_beyond_16_kib_read_index_values_into_lanes() {
     );
     // Indices smaller than data off the axis: rows start `row_stride` apart in data.
     check_lanes::<f32, i64>(|x| x as f32, &[6, 5, 4_100], &[3, 2, 200], 2);
+    // Rows across the axis from cache tiles: 64 positions of 256-column tiles (packed), both
+    // index types; 512 positions of 32-column tiles whose last one is 19 columns wide (a tail
+    // after the last full vector).
+    check_lanes::<f32, i64>(|x| x as f32, &[64, 4_096], &[64, 4_096], 0);
+    check_lanes::<f32, i32>(|x| x as f32, &[64, 4_096], &[64, 4_096], 0);
+    check_lanes::<u64, i64>(|x| x as u64, &[14, 512, 147], &[14, 512, 147], 1);
 }

@@ -136,8 +136,9 @@ fn gather_elements_paths_stay_inside_their_buffers() {
     // rows across an axis with narrower indices (short runs: blocks of rows across runs), short
     // runs along the axis with stride 1 and with a stride, and the tiled traversal (slab >= 512
     // KiB for every width); rows whose axis holds 16 KiB or more (the lanes loop: one row, and
-    // rows with a tail after the last full vector), with either index type.
-    let cases: [(&[usize], &[usize], usize, DType); 9] = [
+    // rows with a tail after the last full vector), with either index type; tiles of 64
+    // positions (rows across the axis in the lanes loop, the last tile with a tail).
+    let cases: [(&[usize], &[usize], usize, DType); 11] = [
         (&[33, 7], &[33, 9], 1, DType::Int64),
         (&[5, 6, 7], &[5, 3, 5], 1, DType::Int64),
         (&[6, 4, 9], &[6, 3, 5], 2, DType::Int64),
@@ -152,6 +153,8 @@ fn gather_elements_paths_stay_inside_their_buffers() {
         (&[16_411], &[1_007], 0, DType::Int32),
         (&[3, 16_411], &[3, 203], 1, DType::Int64),
         (&[3, 16_411], &[3, 211], 1, DType::Int32),
+        (&[64, 8_219], &[64, 8_219], 0, DType::Int64),
+        (&[64, 8_219], &[64, 8_219], 0, DType::Int32),
     ];
     for (data_shape, indices_shape, axis, index_dtype) in cases {
         let size = data_shape[axis];

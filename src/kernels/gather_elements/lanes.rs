@@ -1,5 +1,6 @@
-//! The AVX2 loop for rows along the axis (stride 1): index values are loaded into vector lanes,
-//! resolved and checked there, and each lane's read of `data` is addressed from the register.
+//! The AVX2 loop for rows along the axis (stride 1) and rows across it (a tile's rows, stride 1
+//! along the row): index values are loaded into vector lanes, resolved and checked there, and
+//! each lane's read of `data` is addressed from the register.
 //!
 //! Why not the block loop of [`super::strided_rows`] here: its copy-and-check pass stores a block
 //! of positions and reads it back, a burst of a few hundred instructions and 2 KiB of stores per
@@ -14,6 +15,8 @@
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read.
 
+#[cfg(target_arch = "x86_64")]
+use super::strided_rows::StridedRows;
 use crate::repr::IndexElement;
 #[cfg(target_arch = "x86_64")]
 use crate::repr::RawElement;
@@ -29,54 +32,78 @@ pub(super) fn lanes_take<I: IndexElement>(size: usize) -> bool {
     std::mem::size_of::<I>() == 8 || size <= i32::MAX as usize
 }
 
-/// `out[r][j] = slab[r * row_stride + r(idx[r][j])]` for `rows` rows of `row_len`; returns
-/// whether every value was in `[-size, size - 1]` (a value outside reads position 0).
+/// The rows `g` describes, read from `slab` (which starts at `g.base`): along the axis
+/// (`inner_stride` 0, `axis_stride` 1), `out[r][j] = slab[r * row_stride + r(idx[r][j])]`;
+/// across it (`inner_stride` 1), `out[r][j] = slab[r * row_stride + j + r(idx[r][j]) *
+/// axis_stride]`. Returns whether every value was in `[-axis_size, axis_size - 1]` (a value
+/// outside reads position 0).
 ///
 /// # Safety
-/// The CPU has AVX2; [`lanes_take`] holds for `I` and `size`; `idx` and `out` hold `rows *
-/// row_len` elements; `(rows - 1) * row_stride + size <= slab.len()` when `rows > 0`.
+/// The CPU has AVX2; [`lanes_take`] holds for `I` and `g.axis_size`; `g` is one of the two
+/// geometries above; `idx` and `out` hold `rows * row_len` elements; when `rows > 0`, `(rows - 1)
+/// * row_stride + (row_len - 1) * inner_stride + (axis_size - 1) * axis_stride < slab.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
     slab: &[E],
-    rows: usize,
-    row_len: usize,
-    row_stride: usize,
-    size: usize,
+    g: &StridedRows,
     idx: &[I],
     out: &mut [MaybeUninit<E>],
 ) -> bool {
+    let (rows, row_len, size) = (g.rows, g.row_len, g.axis_size);
+    let across = g.inner_stride != 0;
     debug_assert!(lanes_take::<I>(size));
+    debug_assert!(g.inner_stride <= 1 && (across || g.axis_stride == 1));
     debug_assert!(idx.len() == rows * row_len && out.len() == rows * row_len);
-    debug_assert!(rows == 0 || (rows - 1) * row_stride + size <= slab.len());
+    debug_assert!(
+        rows == 0
+            || (rows - 1) * g.row_stride
+                + (row_len - 1) * g.inner_stride
+                + (size - 1) * g.axis_stride
+                < slab.len()
+    );
     let mut inside = true;
     for r in 0..rows {
         let at = r * row_len;
         // Cannot panic: r < rows, and both slices hold rows * row_len elements.
         let (values, row_out) = (&idx[at..at + row_len], &mut out[at..at + row_len]);
-        // SAFETY: forwarded contract; this row's reads stay below r * row_stride + size.
+        let (base, stride) = (r * g.row_stride, g.axis_stride);
+        // SAFETY: forwarded contract; this row's reads stay below base + size along the axis,
+        // base + row_len + (size - 1) * axis_stride across it.
         inside &= unsafe {
-            if std::mem::size_of::<I>() == 8 {
-                row::<E, I, Int64Lanes>(slab, r * row_stride, size, values, row_out)
-            } else {
-                row::<E, I, Int32Lanes>(slab, r * row_stride, size, values, row_out)
+            match (std::mem::size_of::<I>() == 8, across) {
+                (true, false) => {
+                    row::<E, I, Int64Lanes, false>(slab, base, size, 1, values, row_out)
+                }
+                (false, false) => {
+                    row::<E, I, Int32Lanes, false>(slab, base, size, 1, values, row_out)
+                }
+                (true, true) => {
+                    row::<E, I, Int64Lanes, true>(slab, base, size, stride, values, row_out)
+                }
+                (false, true) => {
+                    row::<E, I, Int32Lanes, true>(slab, base, size, stride, values, row_out)
+                }
             }
         };
     }
     inside
 }
 
-/// One row: the values `L::N` at a time from vector lanes, then the tail one by one.
+/// One row: the values `L::N` at a time from vector lanes, then the tail one by one. Element `j`
+/// reads position `p` at `base + p` along the axis, `base + j + p * axis_stride` `ACROSS` it.
 ///
 /// # Safety
-/// AVX2; `I` is `L`'s index type; [`lanes_take`] holds for `I` and `size`; `base + size <=
-/// slab.len()`; `values` and `out` have one length.
+/// AVX2; `I` is `L`'s index type; [`lanes_take`] holds for `I` and `size`; `values` and `out`
+/// have one length `n`; `base + size <= slab.len()` along the axis, `base + n + (size - 1) *
+/// axis_stride <= slab.len()` across it.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn row<E: RawElement, I: IndexElement, L: Lanes>(
+unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     slab: &[E],
     base: usize,
     size: usize,
+    axis_stride: usize,
     values: &[I],
     out: &mut [MaybeUninit<E>],
 ) -> bool {
@@ -100,9 +127,10 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes>(
         let merged = unsafe { _mm256_or_si256(outside, out_of_range) };
         outside = merged;
         for (k, &q) in positions[..L::N].iter().enumerate() {
-            // SAFETY: q < size (an out-of-range lane was made 0), base + size <= slab.len(),
-            // and j + k < n = out.len().
-            unsafe { (*dst.add(j + k)).write(*at.add(q)) };
+            let from = if ACROSS { j + k + q * axis_stride } else { q };
+            // SAFETY: q < size (an out-of-range lane was made 0) and j + k < n = out.len(), so
+            // `from` is inside the slab by the contract's bound for this geometry.
+            unsafe { (*dst.add(j + k)).write(*at.add(from)) };
         }
         j += L::N;
     }
@@ -112,8 +140,9 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes>(
         let v = unsafe { *values.as_ptr().add(k) }.to_i64();
         let (q, fits) = crate::kernels::resolve_or_zero(v, size);
         tail_inside &= fits;
-        // SAFETY: q < size as above; k < out.len().
-        unsafe { (*dst.add(k)).write(*at.add(q)) };
+        let from = if ACROSS { k + q * axis_stride } else { q };
+        // SAFETY: q < size and k < n, as above.
+        unsafe { (*dst.add(k)).write(*at.add(from)) };
     }
     #[allow(unused_unsafe)]
     // SAFETY: AVX2 (this function's contract).

@@ -3,7 +3,6 @@
 //! rows that [`StridedRows::takes_lanes`], read into vector lanes ([`super::lanes`]).
 
 use super::lanes;
-use crate::kernels::cache::fits_l2;
 use crate::kernels::prefetch::prefetch_lines;
 use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
 use crate::kernels::{first_bad_index, isa};
@@ -27,8 +26,7 @@ impl StridedRows {
     /// Whether these rows take the lanes loop ([`lanes`]) on a CPU with AVX2: rows at least
     /// [`LANES_MIN_ROW`] values long whose reads span at least [`LANES_MIN_ROW_DATA`] bytes, and
     /// either along the axis with stride 1 and no prefetch of the next row, or across it with
-    /// stride 1 along the row from a span that fits a core's L2 (a cache tile's rows) and at
-    /// least [`LANES_MIN_ACROSS_POSITIONS`] positions.
+    /// stride 1 along the row and at least [`LANES_MIN_ACROSS_POSITIONS`] positions.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(super) fn takes_lanes<E, I: IndexElement>(&self) -> bool {
         let element_size = std::mem::size_of::<E>();
@@ -38,8 +36,7 @@ impl StridedRows {
             && self.next_row_lines_per_piece(element_size) == 0;
         let across = self.inner_stride == 1
             && self.axis_stride != 0
-            && self.axis_size >= LANES_MIN_ACROSS_POSITIONS
-            && fits_l2(span_bytes);
+            && self.axis_size >= LANES_MIN_ACROSS_POSITIONS;
         (along || across)
             && self.row_len >= LANES_MIN_ROW
             && span_bytes >= LANES_MIN_ROW_DATA
@@ -304,12 +301,13 @@ const LANES_MIN_ROW: usize = 16;
 /// from 16 KiB, 0.77-0.78x from 128-512 KiB; 0.95-0.97x from 8 KiB and less).
 const LANES_MIN_ROW_DATA: usize = 16 << 10;
 
-/// Rows across the axis that gather from fewer positions keep the block loop: their reads walk
-/// a few rows in order, which L1 and the hardware prefetchers serve and where the block loop is
-/// faster (Zen 4, across rows of 1, 2 and 12 positions: 1.11-1.29x as long from lanes). Tiles
-/// of 64 and 512 positions (W3, W2: a short row per call, from a tile that stays in cache) took
-/// 0.88x and 0.92-0.95x the time from lanes, whose setup is lighter than a block's; rows across
-/// 64-2593 positions outside tiles measured 0.93-1.09x (noise).
+/// Rows across the axis that gather from fewer positions keep the block loop. Measured on a Zen 4
+/// with one build, the rule toggled between alternating calls (so both sides share a code
+/// layout, which alone moved calls by up to 20% between builds): across all positions, 1-byte
+/// elements from 1-12 positions took 1.12-1.43x as long from lanes, rows of other widths 0.88-0.97x
+/// with a few at 1.07-1.18x; from 64 positions, lanes won on W2 and W3's tiles (0.92x, 0.88x) and
+/// on 17 sweep configurations outside tiles (0.79-0.94x the time against blocks, also from spans
+/// far beyond the L2), lost 3-6% on 3 of 357.
 const LANES_MIN_ACROSS_POSITIONS: usize = 64;
 
 /// Elements gathered between two prefetches of the next row's lines.
@@ -409,17 +407,19 @@ mod tests {
     }
 
     #[test]
-    fn rows_across_the_axis_take_lanes_only_from_a_cached_span_of_many_positions() {
+    fn rows_across_the_axis_take_lanes_only_from_many_positions() {
         // W2's and W3's packed tiles (f32): 64 columns of 512 positions (128 KiB) and of 64
         // positions (16 KiB), both index types.
         assert!(row_across(64, 512, 64).takes_lanes::<f32, i64>());
         assert!(row_across(64, 512, 64).takes_lanes::<f32, i32>());
         assert!(row_across(64, 64, 64).takes_lanes::<f32, i64>());
-        // Fewer positions (a few rows read in order), a span short of 16 KiB, a span beyond any
-        // L2, or a row of fewer than 16 values: blocks.
+        // Rows across many positions outside tiles, from a span far beyond any L2: lanes too.
+        assert!(row_across(461, 142, 1 << 20).takes_lanes::<f32, i64>());
+        // Fewer positions (rows read nearly in order), a span short of 16 KiB, or a row of fewer
+        // than 16 values: blocks.
         assert!(!row_across(64, 63, 64).takes_lanes::<f32, i64>());
+        assert!(!row_across(9_000, 2, 9_000).takes_lanes::<u8, i64>());
         assert!(!row_across(64, 64, 63).takes_lanes::<f32, i64>());
-        assert!(!row_across(461, 142, 1 << 20).takes_lanes::<f32, i64>());
         assert!(!row_across(15, 512, 64).takes_lanes::<f32, i64>());
     }
 

@@ -6,17 +6,22 @@
 //! always predicted) instead of a call to `memcpy`, whose call, size dispatch and return cost
 //! more than such a move and sit in the out-of-order window that the loop's cache misses need
 //! (GatherND of 20-byte slices from 2 MB spent a quarter of its samples inside `memmove`).
-//! Measured against `memcpy` (A/B of two builds in one process, sweep configurations): GatherND
-//! of 29-byte slices 0.86-0.95x the time, 14-byte 0.88-0.93x, 18-byte 0.93-0.96x, 20-byte
-//! 0.97x, Gather and GatherND over 188 configurations of seeds 104-107 0.99x in geo-mean.
-//! Inline moves up to 64 bytes took 1.05x as long on 56-byte slices (four 16-byte moves in the
-//! portable build against `memmove`'s two 32-byte ones), so longer slices keep `memcpy`.
+//! Measured on a Zen 4 with one build, the threshold toggled between alternating calls (two
+//! builds differ in code layout, which alone moved calls by up to 20%), over the Gather and
+//! GatherND configurations of sweep seeds 104-109: against `memcpy` for every slice, slices of
+//! 5-29 bytes took 0.59-0.94x the time (10-byte slices from 2.7 MB 0.59x, 7-byte 0.74x, 18-byte
+//! 0.82x, 14-byte 0.89x), 0.986x in geo-mean over 354 configurations; 32-byte slices 0.84-0.96x.
+//! Inline up to 64 bytes (four 16-byte moves against `memmove`'s two 32-byte ones) took 33-56
+//! byte slices 1.07-1.13x as long, so longer slices keep `memcpy`.
 
 use std::mem::MaybeUninit;
 
 /// Slices up to this many bytes are moved inline; longer ones go to `memcpy` (see the module
-/// comment).
+/// comment). The widest move is 16 bytes (SSE2, in every x86-64 build): up to 32 bytes, two of
+/// them cover a slice.
 pub(crate) const INLINE_COPY_MAX_BYTES: usize = 32;
+
+const _: () = assert!(INLINE_COPY_MAX_BYTES <= 32);
 
 /// `dst` = `src`, element by element in effect. Cannot fail: callers pass slices of one length
 /// (checked, as the raw moves below rely on it).
@@ -36,9 +41,7 @@ pub(crate) fn copy_slice<E: Copy>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit
     // byte arrays are allowed anywhere; the bytes are copied whole, so each `E` of `dst` ends up
     // equal to the one in `src`.
     unsafe {
-        if bytes >= 32 {
-            overlapping_pair::<32>(d, s, bytes);
-        } else if bytes >= 16 {
+        if bytes >= 16 {
             overlapping_pair::<16>(d, s, bytes);
         } else if bytes >= 8 {
             overlapping_pair::<8>(d, s, bytes);

@@ -169,7 +169,7 @@ def main():
     print(ortbench.run_header("gatherkit size ladder", args.seed), flush=True)
     print(f"repeat {args.repeat}, sizes {ortbench.fmt_bytes(sizes[0])}..{ortbench.fmt_bytes(sizes[-1])}, "
           f"threads {','.join(map(str, threads_list))}")
-    overhead = ortbench.measure_glue(threads_list, sorted({FAMILY_OPS[f] for f in families}))
+    ortbench.measure_glue(threads_list, sorted({FAMILY_OPS[f] for f in families}))
     print("ORT ms adjusted for per-call overhead; speedup = ORT ms / gk ms (> 1: gatherkit faster)")
 
     cols = ["| size", "family", "shape"] + [f"ORT {t}t ms" for t in threads_list] + \
@@ -191,10 +191,10 @@ def main():
                    "speedup": {}}
             for t in threads_list:
                 try:
-                    ort_ms, gk_ms = ortbench.time_case(case, t, args.repeat, outs)
+                    ort_ms, gk_ms, glue_ms = ortbench.time_case(case, t, args.repeat, outs, glue=True)
                 except ortbench.Mismatch as e:
                     raise SystemExit(f"MISMATCH at {ortbench.fmt_bytes(size)} {family} ({case.info['desc']}): {e}")
-                row["ort_raw"][t], row["ort"][t], row["gk"][t] = ort_ms, overhead.adjust(case.op, ort_ms, t), gk_ms
+                row["ort_raw"][t], row["ort"][t], row["gk"][t] = ort_ms, ortbench.adjusted(ort_ms, glue_ms), gk_ms
                 row["speedup"][t] = row["ort"][t] / gk_ms
             if len(threads_list) > 1:
                 own = ortbench.time_thread_counts(case, threads_list, args.repeat, outs[1])

@@ -5,9 +5,13 @@ PYTHONPATH (see sweep.py's docstring).
 
 ORT is timed through io binding: inputs and a preallocated output are bound once, so a run neither
 allocates nor copies (gatherkit is likewise called with a preallocated ``out=``). A tiny call of each op
-(a [1] float tensor, one index) is timed for both in the same run; ``Overhead.adjust`` subtracts
-that op's (ort_tiny - gk_tiny) from each ORT time so that small cases compare kernels, not Python
-glue.
+(a [1] float tensor, one index) is timed for both; ``adjusted`` subtracts that op's
+(ort_tiny - gk_tiny) from each ORT time so that small cases compare kernels, not Python glue. With
+``time_case(..., glue=True)`` the tiny calls are timed in the same alternating rounds as the case
+itself, so the correction comes from the same machine state: measured once at the start of a run,
+it was off by up to 1 us on a shared machine whose per-call times drift within a process (a tiny
+call at 3.2 us at the start, a 15-element call at 2.1 us later), enough to turn every
+few-microsecond configuration into a 0.6x "loss" or, the other way, a win.
 """
 
 import ctypes
@@ -317,8 +321,15 @@ def reference_output(case):
     return case.reference
 
 
-def time_case(case, threads, repeat, outs=None):
-    """(ORT ms, gatherkit ms) medians at `threads`, unadjusted. Warms both up once, checks the outputs
+def adjusted(ort_ms, glue_ms):
+    """ORT time minus the glue difference (ort_tiny - gk_tiny, ms), floored at ADJUSTED_FLOOR_MS."""
+    return max(ort_ms - glue_ms, ADJUSTED_FLOOR_MS)
+
+
+def time_case(case, threads, repeat, outs=None, glue=False):
+    """(ORT ms, gatherkit ms) medians at `threads`, unadjusted; with `glue`, a third value: the
+    difference of the two per-call overheads (ORT's tiny call minus gatherkit's, ms), both tiny
+    calls timed in the same rounds as the case (see the module docstring). Warms both up once, checks the outputs
     are bitwise equal (the buffers are first filled with different bytes, so a position one side
     leaves unwritten is caught too; an in-place case's gatherkit buffer starts as data instead),
     times them alternating, and checks again. The ORT session lives only for this call. Raises
@@ -336,19 +347,32 @@ def time_case(case, threads, repeat, outs=None):
     else:
         gk_out.reshape(-1).view(np.uint8).fill(0xA5)
     runner = OrtRunner(case, ort_out, threads)
+    tiny_runner = None
     try:
         gk = gk_caller(case, gk_out, threads)
+        calls = [runner, gk]
+        if glue:
+            tiny = tiny_case(case.op)
+            tiny_ort_out, tiny_gk_out = new_outputs(tiny)
+            tiny_runner = OrtRunner(tiny, tiny_ort_out, threads)
+            calls += [tiny_runner, gk_caller(tiny, tiny_gk_out, threads)]
+            for call in calls[2:]:
+                call()
         runner()
         gk()
         why = compare_outputs(case, expected, gk_out)
         if why is not None:
             raise Mismatch(f"{why}{against}: " + describe_mismatch(expected, gk_out, threads, "after warm-up"))
-        ort_s, gk_s = alternating_medians([runner, gk], rounds_for(runner, gk, repeat))
+        ort_s, gk_s, *tiny_s = alternating_medians(calls, rounds_for(runner, gk, repeat))
         why = compare_outputs(case, expected, gk_out)
         if why is not None:
             raise Mismatch(f"{why}{against}: " + describe_mismatch(expected, gk_out, threads, "after timing"))
     finally:
         runner.close()
+        if tiny_runner is not None:
+            tiny_runner.close()
+    if glue:
+        return ort_s * 1e3, gk_s * 1e3, (tiny_s[0] - tiny_s[1]) * 1e3
     return ort_s * 1e3, gk_s * 1e3
 
 
@@ -429,16 +453,12 @@ class Overhead:
     def correction_ms(self, op, threads):
         return (self.ort_us[op, threads] - self.gk_us[op, threads]) / 1e3
 
-    def adjust(self, op, ort_ms, threads):
-        """ORT time minus (ort_tiny - gk_tiny) of the same op, floored at ADJUSTED_FLOOR_MS."""
-        return max(ort_ms - self.correction_ms(op, threads), ADJUSTED_FLOOR_MS)
-
     def header(self):
         threads = sorted(self.ort_plain_run_us)
         lines = [f"{t}t session.run of a tiny {self.first_op}: {self.ort_plain_run_us[t]:.1f} us" for t in threads]
         for op, t in self.ort_us:
             lines.append(f"{t}t tiny {op}: ORT {self.ort_us[op, t]:.1f} us (io binding), gk {self.gk_us[op, t]:.1f} us "
-                         f"-> its ORT times adjusted by {-self.correction_ms(op, t) * 1e3:+.1f} us")
+                         f"-> {-self.correction_ms(op, t) * 1e3:+.1f} us (each configuration's own, timed with it, is used)")
         return "\n".join(lines)
 
 
@@ -512,7 +532,8 @@ def run_header(title, seed=None):
 
 def measure_glue(threads_list, ops):
     """The per-call overheads of each op (printed) and, with several threads, a check that ORT's
-    idle pool leaves the other cores alone. Returns the Overhead for adjusting ORT's times."""
+    idle pool leaves the other cores alone. Returns the Overhead (the sweep and the ladder print it
+as a reference and adjust each configuration by its own, see time_case)."""
     overhead = Overhead(threads_list, ops)
     print(overhead.header())
     if max(threads_list) > 1:

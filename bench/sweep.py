@@ -53,7 +53,7 @@ third of the configurations; updates from one to millions (budget permitting).
 Timing: per configuration and thread count, both warm up once, then run alternating (order
 rotating) for --repeat rounds; medians. ORT runs through io binding with a preallocated output
 (gatherkit gets ``out=``). ORT's times are adjusted by the difference of the two per-call overheads
-(a tiny call of each, measured in the same run; see ortbench.py), so the ratio ORT/gk compares
+(a tiny call of each, timed in the same alternating rounds as the configuration; see ortbench.py), so the ratio ORT/gk compares
 kernels even for small configurations. Ratio > 1: gatherkit is faster. The last column compares
 gatherkit with itself: its 2-thread time over its 1-thread time, the two timed alternating with each
 other (not interleaved with ORT, whose multi-threaded runs moved small calls by up to 70%), each
@@ -511,7 +511,7 @@ def main():
     print(ortbench.run_header("gatherkit sweep", args.seed), flush=True)
     print(f"count {len(ids)}, repeat {args.repeat}, max data {ortbench.fmt_bytes(args.max_bytes)}, ops {','.join(ops)}, "
           f"threads {','.join(map(str, threads_list))}")
-    overhead = ortbench.measure_glue(threads_list, ops)
+    ortbench.measure_glue(threads_list, ops)
     print("ratio = adjusted ORT ms / gk ms (> 1: gatherkit faster); * = negative indices mixed in")
     print(header_line(threads_list), flush=True)
 
@@ -523,13 +523,13 @@ def main():
         cells = []
         for t in threads_list:
             try:
-                ort_ms, gk_ms = ortbench.time_case(case, t, args.repeat, outs)
+                ort_ms, gk_ms, glue_ms = ortbench.time_case(case, t, args.repeat, outs, glue=True)
             except ortbench.Mismatch as e:
                 print(" ".join(case_columns(case_id, case)), flush=True)
                 sys.exit(f"MISMATCH in configuration {case_id} (seed {args.seed}, {case.op}, "
                          f"{case.info['attribute']}, data {case.data.dtype} {case.data.shape}, indices "
                          f"{case.indices.dtype} {case.indices.shape}): {e}")
-            adjusted = overhead.adjust(case.op, ort_ms, t)
+            adjusted = ortbench.adjusted(ort_ms, glue_ms)
             result["ort_raw"][t], result["ort"][t], result["gk"][t] = ort_ms, adjusted, gk_ms
             result["ratio"][t] = adjusted / gk_ms
             cells.append(f"| {adjusted:10.3f} {gk_ms:10.3f} {adjusted / gk_ms:7.2f}x")

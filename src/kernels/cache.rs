@@ -14,6 +14,10 @@ const PLAUSIBLE_L2_BYTES: std::ops::RangeInclusive<usize> = (64 << 10)..=(64 << 
 /// The L2 cache of one core, in bytes. One CPUID instruction on the first call (no file reads,
 /// no allocation: it runs inside calls that promise a small stack), a load after.
 pub(crate) fn l2_bytes() -> usize {
+    #[cfg(test)]
+    if let Some(size) = L2_FOR_TESTS.with(|size| size.get()) {
+        return size;
+    }
     static L2: AtomicUsize = AtomicUsize::new(0);
     match L2.load(Ordering::Relaxed) {
         0 => {
@@ -25,6 +29,23 @@ pub(crate) fn l2_bytes() -> usize {
         }
         size => size,
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The L2 size that [`l2_bytes`] reports on this test thread, when set.
+    static L2_FOR_TESTS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with [`l2_bytes`] reporting `bytes` on this thread: for tests that pin a kernel's
+/// choice as measured on a machine with that L2, whatever the machine running them has (their
+/// pins failed on a 2 MiB-L2 Xeon, where more data counts as staying in cache).
+#[cfg(test)]
+pub(crate) fn with_l2_bytes<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
+    let before = L2_FOR_TESTS.with(|size| size.replace(Some(bytes)));
+    let result = f();
+    L2_FOR_TESTS.with(|size| size.set(before));
+    result
 }
 
 /// Whether `bytes` of data fit one core's L2: the question behind every "stays in cache" rule

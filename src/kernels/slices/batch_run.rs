@@ -38,6 +38,7 @@ pub(super) struct BatchRun<'a> {
     pub(super) slice_len: usize,
     pub(super) dims: &'a [usize],
     pub(super) strides: &'a [usize],
+    /// How far ahead the slice to come is prefetched, in tuples; 0: no prefetch.
     pub(super) ahead_tuples: usize,
     /// Elements of the slice `ahead_tuples` ahead asked for (from its start) when slices are of
     /// run-time length.
@@ -131,7 +132,12 @@ impl BatchRun<'_> {
             // A hint only (a prefetch never faults and addresses nothing), and the tuple ahead
             // is not resolved yet: its offset is clamped into the batch.
             let at = (i + ahead) * k;
-            if let Some(tuple_ahead) = idx.get(at..at + k) {
+            let tuple_ahead = if ahead != 0 {
+                idx.get(at..at + k)
+            } else {
+                None
+            };
+            if let Some(tuple_ahead) = tuple_ahead {
                 let mut offset = (tuple_ahead[0].to_i64() as usize).wrapping_mul(stride0);
                 for j in 1..k {
                     let v = tuple_ahead[j].to_i64() as usize;

@@ -144,7 +144,8 @@ impl SliceKernel {
             }
             return (tuples.end, rest);
         }
-        let prefetch = slabs_read_once_per_tuple(tpb, run.dims[0], std::mem::size_of_val(data));
+        let prefetch = run.ahead_tuples != 0
+            && slabs_read_once_per_tuple(tpb, run.dims[0], std::mem::size_of_val(data));
         let pairs = (TABLE_TUPLES / tpb).max(1);
         let stretch = pairs * tpb;
         table.clear();

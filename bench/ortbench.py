@@ -329,8 +329,8 @@ def adjusted(ort_ms, glue_ms):
 def time_case(case, threads, repeat, outs=None, glue=False):
     """(ORT ms, gatherkit ms) medians at `threads`, unadjusted; with `glue`, a third value: the
     difference of the two per-call overheads (ORT's tiny call minus gatherkit's, ms), both tiny
-    calls timed in the same rounds as the case (see the module docstring). Warms both up once, checks the outputs
-    are bitwise equal (the buffers are first filled with different bytes, so a position one side
+    calls timed in the same rounds as the case (see the module docstring). Warms both up once,
+    checks the outputs are bitwise equal (the buffers are first filled with different bytes, so a position one side
     leaves unwritten is caught too; an in-place case's gatherkit buffer starts as data instead),
     times them alternating, and checks again. The ORT session lives only for this call. Raises
     Mismatch. With case.tolerance, outputs within it are accepted (case.check says how close).
@@ -533,7 +533,7 @@ def run_header(title, seed=None):
 def measure_glue(threads_list, ops):
     """The per-call overheads of each op (printed) and, with several threads, a check that ORT's
     idle pool leaves the other cores alone. Returns the Overhead (the sweep and the ladder print it
-as a reference and adjust each configuration by its own, see time_case)."""
+    as a reference and adjust each configuration by its own, see time_case)."""
     overhead = Overhead(threads_list, ops)
     print(overhead.header())
     if max(threads_list) > 1:

@@ -416,10 +416,16 @@ fn staged_pieces(
 /// (3-D lookups of 4 bytes from 16 KiB-1 MiB: 0.79-0.85x; 2543 2-D byte lookups from 94 KiB:
 /// 0.85x; a Gather of 1703 slices of 8 bytes from 1.5 MB: 0.76x), and none more than 1.03x.
 fn prefetch_ahead_tuples(data_bytes: usize, slice_bytes: usize) -> usize {
-    if fits_l2(data_bytes) {
+    if !prefetches_ahead_from(data_bytes) {
         return 0;
     }
     (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES)
+}
+
+/// Whether the slice loops ask for slices ahead at all from `data_bytes` of data: only from data
+/// larger than a core's L2 (see [`prefetch_ahead_tuples`]); the one place both loops decide it.
+fn prefetches_ahead_from(data_bytes: usize) -> bool {
+    !fits_l2(data_bytes)
 }
 
 /// Elements of a slice ahead to ask the cache for: only the first line's from data that fits a

@@ -144,8 +144,7 @@ impl SliceKernel {
             }
             return (tuples.end, rest);
         }
-        let prefetch = run.ahead_tuples != 0
-            && slabs_read_once_per_tuple(tpb, run.dims[0], std::mem::size_of_val(data));
+        let prefetch = slabs_read_once_per_tuple(tpb, run.dims[0], std::mem::size_of_val(data));
         let pairs = (TABLE_TUPLES / tpb).max(1);
         let stretch = pairs * tpb;
         table.clear();
@@ -218,8 +217,7 @@ fn slabs_read_once_per_tuple(
     positions: usize,
     data_bytes: usize,
 ) -> bool {
-    !crate::kernels::cache::fits_l2(data_bytes)
-        && tuples_per_position <= positions.saturating_mul(2)
+    super::prefetches_ahead_from(data_bytes) && tuples_per_position <= positions.saturating_mul(2)
 }
 
 /// Tuples per stretch of [`SliceKernel::copy_reused_positions`] (whole outer positions, so at

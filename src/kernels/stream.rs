@@ -18,6 +18,18 @@ pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BY
 /// Slices shorter than this are not streamed one by one (a partial line costs a read anyway).
 pub(crate) const STREAM_MIN_SLICE_BYTES: usize = 256;
 
+/// Slices of a length known only at run time are streamed one by one from this many bytes (15
+/// lines) on, where the partial lines at a slice's ends are at most 2 in 16; shorter ones go
+/// through the cache. Each slice streamed on its own leaves partial lines at its
+/// ends, written with ordinary stores beside the streamed ones, and short slices from a slab in
+/// cache are copied faster than that pattern drains. Measured on a Zen 4 (one build, the rule
+/// toggled between alternating calls): Gather of 400-byte slices (24 per outer position from a
+/// 1600-byte slab) into a 78 MB output took 9.1 ms streamed slice by slice, 3.4 ms through the
+/// cache (ONNX Runtime 3.4 ms); 392-byte slices alike; 448-byte slices 5.1 against 4.8 ms;
+/// staged through an L1 buffer first, 5.6-7.1 ms (each piece of the buffer resolves the batch's
+/// indices again). From 1020 bytes on, slice by slice took 0.86-1.03x the cached time.
+pub(crate) const STREAM_SLICE_BY_SLICE_MIN_BYTES: usize = 15 * LINE;
+
 /// Bytes of a [`Staging`] buffer: small enough to stay in L1 beside the loop's other data.
 pub(crate) const STAGING_BYTES: usize = 4 << 10;
 
@@ -98,8 +110,54 @@ pub(crate) fn stream_copy<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[Mayb
     dst.copy_from_slice(src);
 }
 
+/// Writes `out` with non-temporal stores through `buffer`, an L1 staging area, in pieces that
+/// `fill` produces: `fill(start, staged)` writes `out[start..start + staged.len()]`'s values
+/// into `staged`, for consecutive pieces of `piece_len` elements from 0 (the last one shorter).
+/// Only whole lines of `out` are streamed: what a piece leaves of a line is carried to the front
+/// of the buffer and goes out with the next piece, so the only lines written with ordinary
+/// stores are the partial ones at either end of `out`. Stops at `fill`'s first error (the rest
+/// of `out` is then unwritten). Callers end their work with [`stream_fence`].
+///
+/// `piece_len` must be at least 1 and leave room for a carried line: `piece_len + 64 /
+/// size_of::<E>() <= buffer.len()`.
+pub(crate) fn stream_in_pieces<E: RawElement, X>(
+    out: &mut [MaybeUninit<E>],
+    buffer: &mut [MaybeUninit<E>],
+    piece_len: usize,
+    mut fill: impl FnMut(usize, &mut [MaybeUninit<E>]) -> Result<(), X>,
+) -> Result<(), X> {
+    let size = std::mem::size_of::<E>();
+    let line = (LINE / size).max(1);
+    // Cannot fail for the callers' sizes; a real check, since the carry below relies on it.
+    assert!(piece_len >= 1 && piece_len + line <= buffer.len());
+    let out_start = out.as_ptr() as usize;
+    // out[..written] is stored; buffer[..carry] holds out[written..written + carry].
+    let (mut written, mut carry) = (0, 0);
+    while written + carry < out.len() {
+        let start = written + carry;
+        let n = piece_len.min(out.len() - start);
+        // Cannot panic: carry < line (below), so carry + n <= buffer.len().
+        fill(start, &mut buffer[carry..carry + n])?;
+        let end = start + n;
+        // Up to the last line boundary of `out` at or before `end` (to `end` at the very end).
+        // Elements divide a line (1 to 16 bytes), so the boundary is an element's.
+        let stop = if end == out.len() {
+            end
+        } else {
+            // Before `out` starts (a short first piece of a misaligned `out`): nothing yet.
+            let past_boundary = (out_start.wrapping_add(end * size) % LINE) / size;
+            end.saturating_sub(past_boundary).max(written)
+        };
+        let flushed = stop - written;
+        stream_copy(&mut out[written..stop], &buffer[..flushed]);
+        buffer.copy_within(flushed..end - written, 0);
+        carry = end - stop;
+        written = stop;
+    }
+    Ok(())
+}
+
 /// A cache line.
-#[cfg(target_arch = "x86_64")]
 const LINE: usize = 64;
 
 /// Orders this thread's non-temporal stores before anything it does next (such as returning to
@@ -116,6 +174,61 @@ pub(crate) fn stream_fence() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_streamed_through_a_buffer_land_in_order_for_any_alignment() {
+        // u16 elements (32 per line), a 64-element buffer, pieces of 1-32 elements, outputs of
+        // 0-200 elements starting at every element offset of a line.
+        let mut store = vec![MaybeUninit::new(0u16); 256 + 32];
+        let mut buffer = vec![MaybeUninit::new(0u16); 64];
+        for offset in 0..32 {
+            for len in [0usize, 1, 5, 31, 32, 33, 64, 100, 200] {
+                for piece in [1usize, 7, 30, 32] {
+                    let out = &mut store[offset..offset + len];
+                    let mut calls = Vec::new();
+                    let done: Result<(), ()> =
+                        stream_in_pieces(out, &mut buffer, piece, |at, staged| {
+                            calls.push((at, staged.len()));
+                            for (i, v) in staged.iter_mut().enumerate() {
+                                *v = MaybeUninit::new((at + i) as u16 * 3 + 1);
+                            }
+                            Ok(())
+                        });
+                    stream_fence();
+                    assert!(done.is_ok());
+                    let expected: Vec<_> = (0..len.div_ceil(piece))
+                        .map(|p| (p * piece, piece.min(len - p * piece)))
+                        .collect();
+                    assert_eq!(calls, expected, "offset {offset} len {len} piece {piece}");
+                    for (i, v) in store[offset..offset + len].iter().enumerate() {
+                        // SAFETY: the store was initialized, and stream_in_pieces writes values.
+                        let v = unsafe { v.assume_init() };
+                        assert_eq!(
+                            v,
+                            i as u16 * 3 + 1,
+                            "offset {offset} len {len} piece {piece}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_through_a_buffer_stops_at_the_first_failed_piece() {
+        let mut out = vec![MaybeUninit::new(0u32); 100];
+        let mut buffer = vec![MaybeUninit::new(0u32); 64];
+        let mut pieces = 0;
+        let done = stream_in_pieces(&mut out, &mut buffer, 10, |at, _| {
+            pieces += 1;
+            if at == 30 {
+                Err(at)
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!((done, pieces), (Err(30), 4));
+    }
 
     #[test]
     fn stream_copy_copies_every_byte_for_any_alignment_and_length() {

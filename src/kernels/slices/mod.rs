@@ -17,7 +17,7 @@ use crate::kernels::cache::{fits_l2, stays_in_l3};
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::INDEX_BLOCK;
 use crate::kernels::stream::{
-    stream_copy, stream_fence, Staging, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
+    stream_fence, stream_in_pieces, Staging, STREAM_MIN_BYTES, STREAM_SLICE_BY_SLICE_MIN_BYTES,
 };
 use crate::kernels::{known_or, BadIndex, Kernel};
 use crate::repr::IndexElement;
@@ -234,12 +234,12 @@ impl SliceKernel {
             // data has no elements (data [2^40, 3, 0] along axis 1 took hours that way).
             return self.check_only::<I, K>(indices);
         }
-        // Outputs too large to stay in cache go straight to memory: whole slices of at least a
-        // few cache lines one by one, small slices of compile-time length gathered into an L1
-        // staging buffer first (see `gather_staged`).
+        // Outputs too large to stay in cache go straight to memory: slices of at least
+        // STREAM_SLICE_BY_SLICE_MIN_BYTES one by one, small slices of compile-time length
+        // gathered into an L1 staging buffer first (see `gather_staged`); other slices go
+        // through the cache.
         let slice_bytes = len * std::mem::size_of::<E>();
-        let stream = (N != 0 || slice_bytes >= STREAM_MIN_SLICE_BYTES)
-            && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES;
+        let stream = streams_output(N != 0, slice_bytes, tuples);
         let ahead_tuples = prefetch_ahead_tuples(std::mem::size_of_val(data), slice_bytes);
         let prefetch_len =
             slice_prefetch_len(std::mem::size_of_val(data), len, std::mem::size_of::<E>());
@@ -280,12 +280,12 @@ impl SliceKernel {
     }
 
     /// Tuples `range` (output order) into `out` through an L1 staging buffer, which goes out
-    /// with non-temporal stores in whole lines: small slices streamed one by one would leave
-    /// partial lines. The buffer is filled in pieces of whole tuples that cross runs, by the
-    /// cached path: staged per run, runs of a few tuples (Gather along the last axis of a
-    /// [2191671, 10] u32 tensor with 3 indices, or GatherND with 3 tuples per batch) each paid
-    /// a piece's setup and a copy call for 12 bytes, 18 ms at one thread where the cached loop
-    /// moves those bytes in 3.5 ms.
+    /// with non-temporal stores in whole lines ([`stream_in_pieces`]): slices streamed one by
+    /// one would leave partial lines. The buffer is filled in pieces of whole tuples that cross
+    /// runs, by the cached path: staged per run, runs of a few tuples (Gather along the last
+    /// axis of a [2191671, 10] u32 tensor with 3 indices, or GatherND with 3 tuples per batch)
+    /// each paid a piece's setup and a copy call for 12 bytes, 18 ms at one thread where the
+    /// cached loop moves those bytes in 3.5 ms.
     #[inline(always)]
     fn gather_staged<E: RawElement, I: IndexElement, const N: usize, const K: usize>(
         &self,
@@ -296,16 +296,19 @@ impl SliceKernel {
         out: &mut [MaybeUninit<E>],
         scratch: &mut Scratch,
     ) -> Result<(), BadIndex> {
+        let len = known_or(N, run.slice_len);
         let mut staging = Staging::new();
         let buffer = staging.elements::<E>();
-        for (pieces, out_piece) in
-            staged_pieces(range, N, buffer.len()).zip(out.chunks_mut(buffer.len() / N * N))
-        {
-            let staged = &mut buffer[..out_piece.len()];
-            self.gather_range::<E, I, N, K>(run, data, indices, pieces, staged, scratch)?;
-            stream_copy(out_piece, staged);
-        }
-        Ok(())
+        // Whole tuples per piece, leaving room for the line carried from the piece before. Not
+        // zero: N <= 16 elements of at most 16 bytes is far less than the buffer.
+        let line = 64 / std::mem::size_of::<E>();
+        let piece_tuples = (buffer.len() - line) / len;
+        stream_in_pieces(out, buffer, piece_tuples * len, |at, staged| {
+            // Pieces start on tuples: `at` is a multiple of piece_tuples * len.
+            let first = range.start + at / len;
+            let tuples = first..first + staged.len() / len;
+            self.gather_range::<E, I, N, K>(run, data, indices, tuples, staged, scratch)
+        })
     }
 
     /// Tuples `range` (output order) into `out` with the run's stores (non-temporal only for
@@ -390,19 +393,13 @@ impl SliceKernel {
     }
 }
 
-/// The task's tuples `range` cut into pieces of whole tuples of `N` elements that fill a staging
-/// buffer of `buffer_len` elements, from the range's start, whatever runs the tuples belong to.
-fn staged_pieces(
-    range: Range<usize>,
-    n: usize,
-    buffer_len: usize,
-) -> impl Iterator<Item = Range<usize>> {
-    // Not zero: N <= 16 elements of at most 16 bytes is far less than the buffer.
-    let per_piece = buffer_len / n;
-    range
-        .clone()
-        .step_by(per_piece)
-        .map(move |start| start..(start + per_piece).min(range.end))
+/// Whether an output of `tuples` slices of `slice_bytes` goes out with non-temporal stores: when
+/// it is too large to stay in cache ([`STREAM_MIN_BYTES`]) and its slices are either of
+/// compile-time length (`known_len`: staged) or at least [`STREAM_SLICE_BY_SLICE_MIN_BYTES`]
+/// (streamed one by one).
+fn streams_output(known_len: bool, slice_bytes: usize, tuples: usize) -> bool {
+    (known_len || slice_bytes >= STREAM_SLICE_BY_SLICE_MIN_BYTES)
+        && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES
 }
 
 /// How many tuples ahead the slice to come is asked for (0: none). Far enough ahead to cover a
@@ -558,18 +555,25 @@ mod tests {
     }
 
     #[test]
-    fn staged_pieces_fill_the_buffer_whatever_runs_the_tuples_belong_to() {
-        // A task's tuples 5..3000 of 4-element slices, through a 1024-element buffer: pieces of
-        // 256 tuples from the task's first, the last one short. Runs (3 tuples of a Gather with
-        // 3 indices, say) do not cut them: each used to be staged and streamed on its own.
-        let pieces: Vec<_> = staged_pieces(5..3000, 4, 1024).collect();
-        assert_eq!(pieces.first(), Some(&(5..261)));
-        assert!(pieces.windows(2).all(|w| w[0].end == w[1].start));
-        assert_eq!(pieces.last(), Some(&(2821..3000)));
-        assert!(pieces[..pieces.len() - 1].iter().all(|p| p.len() == 256));
-        // One-element slices (16-byte elements: 256 in the buffer).
-        let pieces: Vec<_> = staged_pieces(0..600, 1, 256).collect();
-        assert_eq!(pieces, [0..256, 256..512, 512..600]);
+    fn outputs_stream_past_the_cache_in_short_slices_only_when_staged() {
+        // Gather of 195240 slices of 400 bytes (78 MB): through the cache (streamed one by one,
+        // 2.7x as long); 1020-byte slices one by one; 16-byte slices of compile-time length
+        // staged; an output that stays in the L3 never.
+        assert!(!streams_output(false, 400, 195_240));
+        assert!(!streams_output(false, 1020, 1_000));
+        assert!(streams_output(false, 1020, 40_000));
+        assert!(streams_output(
+            false,
+            STREAM_SLICE_BY_SLICE_MIN_BYTES,
+            1 << 20
+        ));
+        assert!(!streams_output(
+            false,
+            STREAM_SLICE_BY_SLICE_MIN_BYTES - 1,
+            1 << 20
+        ));
+        assert!(streams_output(true, 16, 2_097_152));
+        assert!(!streams_output(true, 16, 1 << 16));
     }
 
     #[test]

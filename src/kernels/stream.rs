@@ -15,9 +15,6 @@ use std::mem::MaybeUninit;
 /// (8 MiB was the threshold before); every streamed W1-W9 output is 32 MiB or more.
 pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BYTES;
 
-/// Slices shorter than this are not streamed one by one (a partial line costs a read anyway).
-pub(crate) const STREAM_MIN_SLICE_BYTES: usize = 256;
-
 /// Slices of a length known only at run time are streamed one by one from this many bytes (15
 /// lines) on, where the partial lines at a slice's ends are at most 2 in 16; shorter ones go
 /// through the cache. Each slice streamed on its own leaves partial lines at its

@@ -21,7 +21,7 @@ pub(crate) use walk::{TupleDim, Walk, WalkDim};
 use super::parallel::split_units;
 use super::prefetch::prefetch_range;
 use super::stream::{
-    as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_MIN_SLICE_BYTES,
+    as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_SLICE_BY_SLICE_MIN_BYTES,
 };
 use super::{known_or, resolve_index, BadIndex};
 use crate::repr::{IndexElement, RawElement};
@@ -96,7 +96,7 @@ fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
     let row_bytes = row.size.saturating_mul(size_of::<E>());
     let stream = row.index == 0
         && row.data == 1
-        && row_bytes >= STREAM_MIN_SLICE_BYTES
+        && row_bytes >= STREAM_SLICE_BY_SLICE_MIN_BYTES
         && len.saturating_mul(size_of::<E>()) >= STREAM_MIN_BYTES;
     split_units(out, len, 1, par, |range, chunk| {
         let result = gather_range(&tuple, outer, row, data, indices, range, chunk, stream);

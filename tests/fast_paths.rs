@@ -711,9 +711,10 @@ fn gather_general_path_slice_lengths() {
 #[test]
 fn gather_streams_outputs_of_16_mib_and_more() {
     // f32 outputs just over 16 MiB: small compile-time slices (4 floats) through the staging
-    // buffer and large ones (70 and 100 floats, >= 256 bytes) directly, on the reusing path
-    // (outer > 1, at most 256 indices) and on the general one (axis 0; and outer > 1 with more
-    // than 256 indices). Every split starts its second chunk in the middle of a run.
+    // buffer and longer ones (17, 70 and 100 floats, not whole lines) joined into whole lines,
+    // on the reusing path (outer > 1, at most 256 indices) and on the general one (axis 0; and
+    // outer > 1 with more than 256 indices). Every split starts its second chunk in the middle
+    // of a run, and of a line.
     check_gather(
         |x| x as f32,
         &[4199, 13, 4],
@@ -724,6 +725,15 @@ fn gather_streams_outputs_of_16_mib_and_more() {
         &[1, 2, 3],
     );
     check_gather(|x| x as f32, &[2001, 13, 70], &[30], 1, 0, true, &[1, 2, 3]);
+    check_gather(
+        |x| x as f32,
+        &[10300, 24, 17],
+        &[3, 8],
+        1,
+        0,
+        false,
+        &[1, 2, 3],
+    );
     check_gather(
         |x| x as f32,
         &[1000, 4],

@@ -55,6 +55,35 @@ pub(crate) fn copy_slice<E: Copy>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit
     }
 }
 
+/// Copies `bytes` bytes, at most 64, from `s` to `d` inline (two overlapping moves of the
+/// widest width that fits), for callers that move the odd bytes of a line many times per call,
+/// where a `memcpy` call per move would cost more than the move.
+///
+/// # Safety
+/// `s` is readable and `d` writable for `bytes` bytes, `bytes <= 64`, and the two do not
+/// overlap.
+#[inline(always)]
+pub(crate) unsafe fn copy_short(d: *mut u8, s: *const u8, bytes: usize) {
+    debug_assert!(bytes <= 64);
+    // SAFETY: the caller's contract; each arm's width is at most `bytes` and at least half.
+    #[allow(unused_unsafe)]
+    unsafe {
+        if bytes >= 32 {
+            overlapping_pair::<32>(d, s, bytes);
+        } else if bytes >= 16 {
+            overlapping_pair::<16>(d, s, bytes);
+        } else if bytes >= 8 {
+            overlapping_pair::<8>(d, s, bytes);
+        } else if bytes >= 4 {
+            overlapping_pair::<4>(d, s, bytes);
+        } else if bytes >= 2 {
+            overlapping_pair::<2>(d, s, bytes);
+        } else if bytes == 1 {
+            *d = *s;
+        }
+    }
+}
+
 /// The first and the last `W` bytes of `bytes` (W <= bytes <= 2W covers them all), both read
 /// before either is written.
 ///

@@ -4,6 +4,7 @@
 //! caches costs its size twice in memory traffic. Non-temporal stores write whole lines without
 //! reading them. Kernels gather into a small buffer in L1 and hand it to [`stream_copy`].
 
+use crate::kernels::copy::copy_short;
 use crate::repr::RawElement;
 use std::mem::MaybeUninit;
 
@@ -15,16 +16,15 @@ use std::mem::MaybeUninit;
 /// (8 MiB was the threshold before); every streamed W1-W9 output is 32 MiB or more.
 pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BYTES;
 
-/// Slices of a length known only at run time are streamed one by one from this many bytes (15
-/// lines) on, where the partial lines at a slice's ends are at most 2 in 16; shorter ones go
-/// through the cache. Each slice streamed on its own leaves partial lines at its
-/// ends, written with ordinary stores beside the streamed ones, and short slices from a slab in
-/// cache are copied faster than that pattern drains. Measured on a Zen 4 (one build, the rule
-/// toggled between alternating calls): Gather of 400-byte slices (24 per outer position from a
+/// Rows that are streamed one by one ([`stream_copy`]: the strided kernel's) are from this many
+/// bytes (15 lines) on, where the partial lines at a row's ends are at most 2 in 16; shorter
+/// ones go through the cache. Each row streamed on its own leaves partial lines at its ends,
+/// written with ordinary stores beside the streamed ones, and short rows are copied faster than
+/// that pattern drains. Measured on a Zen 4 with the slice kernel, before it joined its slices
+/// into whole lines ([`LineStream`]): Gather of 400-byte slices (24 per outer position from a
 /// 1600-byte slab) into a 78 MB output took 9.1 ms streamed slice by slice, 3.4 ms through the
-/// cache (ONNX Runtime 3.4 ms); 392-byte slices alike; 448-byte slices 5.1 against 4.8 ms;
-/// staged through an L1 buffer first, 5.6-7.1 ms (each piece of the buffer resolves the batch's
-/// indices again). From 1020 bytes on, slice by slice took 0.86-1.03x the cached time.
+/// cache (ONNX Runtime 3.4 ms); 392-byte slices alike; 448-byte slices 5.1 against 4.8 ms. From
+/// 1020 bytes on, slice by slice took 0.86-1.03x the cached time.
 pub(crate) const STREAM_SLICE_BY_SLICE_MIN_BYTES: usize = 15 * LINE;
 
 /// Bytes of a [`Staging`] buffer: small enough to stay in L1 beside the loop's other data.
@@ -80,31 +80,173 @@ pub(crate) fn stream_copy<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[Mayb
     assert_eq!(dst.len(), src.len());
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
         let bytes = std::mem::size_of_val(src);
         let d = dst.as_mut_ptr().cast::<u8>();
         let s = src.as_ptr().cast::<u8>();
         let head = ((LINE - (d as usize % LINE)) % LINE).min(bytes);
         // SAFETY: every access is within the first `bytes` bytes of `src` and `dst`, which are
-        // distinct buffers of that size; `d + i` is 64-byte aligned in the loop (head aligns it),
-        // so each group of four 16-byte stores fills one line; SSE2 is part of the x86_64
-        // baseline. Bytes are copied whole, so every `E` in `dst` ends up equal to the one in
+        // distinct buffers of that size; `d + head` is 64-byte aligned (what `stream_lines`
+        // needs). Bytes are copied whole, so every `E` in `dst` ends up equal to the one in
         // `src`.
         unsafe {
             std::ptr::copy_nonoverlapping(s, d, head);
-            let mut i = head;
-            while i + LINE <= bytes {
-                for part in (0..LINE).step_by(16) {
-                    let v = _mm_loadu_si128(s.add(i + part).cast::<__m128i>());
-                    _mm_stream_si128(d.add(i + part).cast::<__m128i>(), v);
-                }
-                i += LINE;
-            }
+            let lines = (bytes - head) / LINE;
+            stream_lines(d.add(head), s.add(head), lines);
+            let i = head + lines * LINE;
             std::ptr::copy_nonoverlapping(s.add(i), d.add(i), bytes - i);
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     dst.copy_from_slice(src);
+}
+
+/// Copies `lines` whole lines from `s` to `d` with non-temporal stores.
+///
+/// # Safety
+/// `s` is readable and `d` writable for `lines * 64` bytes, the two do not overlap, and `d` is
+/// 64-byte aligned when `lines` is not 0 (so that each group of four 16-byte stores fills one
+/// line).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn stream_lines(d: *mut u8, s: *const u8, lines: usize) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+    debug_assert!(lines == 0 || d as usize % LINE == 0);
+    // SAFETY: the caller's contract; SSE2 is part of the x86_64 baseline.
+    #[allow(unused_unsafe)]
+    unsafe {
+        for line in 0..lines {
+            for part in (0..LINE).step_by(16) {
+                let at = line * LINE + part;
+                let v = _mm_loadu_si128(s.add(at).cast::<__m128i>());
+                _mm_stream_si128(d.add(at).cast::<__m128i>(), v);
+            }
+        }
+    }
+}
+
+/// A task's output written from front to back, in pieces of any length and alignment, with
+/// non-temporal stores in whole lines only: where a piece ends inside a line, its bytes wait in
+/// a line buffer for the pieces that complete the line, which then goes out whole. Only the
+/// partial lines at the two ends of the output get ordinary stores (at the end, when the stream
+/// is dropped).
+///
+/// Slices streamed one by one ([`stream_copy`]) leave a partial line at each end of every
+/// slice, written with ordinary stores beside the streamed ones: that pattern drains slower
+/// than a copy through the cache when slices are short (a Gather of 400-byte slices into 78
+/// MB took 9.1 ms streamed slice by slice, 3.4 ms through the cache, on a Zen 4). Joined into
+/// whole lines, every slice length streams. Callers end their work with [`stream_fence`].
+pub(crate) struct LineStream<'o, E: RawElement> {
+    out: &'o mut [MaybeUninit<E>],
+    /// Bytes of `out` stored so far (counted in bytes: an element of 8 or 16 bytes may
+    /// straddle two lines, as its alignment is only 4 or 8).
+    stored: usize,
+    /// Bytes after the stored ones that wait in `line`, at their offsets within their line
+    /// (from `out`'s address), for the pieces that complete it. Less than a line.
+    held: usize,
+    line: Line,
+}
+
+/// One line's bytes, aligned as the line they stand for.
+#[repr(C, align(64))]
+struct Line([MaybeUninit<u8>; LINE]);
+
+impl<'o, E: RawElement> LineStream<'o, E> {
+    /// A stream writing `out` from its first element.
+    pub(crate) fn new(out: &'o mut [MaybeUninit<E>]) -> LineStream<'o, E> {
+        LineStream {
+            out,
+            stored: 0,
+            held: 0,
+            line: Line([MaybeUninit::uninit(); LINE]),
+        }
+    }
+
+    /// Appends `src` after what was pushed before. Cannot fail: callers push exactly the
+    /// output's elements (checked, as the raw copies rely on it).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, src: &[E]) {
+        let pushed = self.stored + self.held;
+        assert!(std::mem::size_of_val(src) <= std::mem::size_of_val(self.out) - pushed);
+        #[cfg(target_arch = "x86_64")]
+        {
+            let out = self.out.as_mut_ptr().cast::<u8>();
+            let mut s = src.as_ptr().cast::<u8>();
+            let mut bytes = std::mem::size_of_val(src);
+            // SAFETY: every write is to out's bytes from `stored` on, below `pushed + bytes`,
+            // within `out` (asserted above); every read is of `src`'s `bytes` or of `line`.
+            // `out + stored` is a line boundary whenever whole lines are streamed: the line
+            // buffer is flushed only when the next byte is on a boundary, and held bytes are
+            // kept until their line is complete. Bytes are copied whole, so every `E` of `out`
+            // ends up equal to the one pushed for it.
+            unsafe {
+                let at = out.add(pushed);
+                let to_boundary = (LINE - at as usize % LINE) % LINE;
+                if to_boundary != 0 || self.held != 0 {
+                    // Fill the line buffer up to the line's end (or the piece's).
+                    let offset = at as usize % LINE;
+                    let take = to_boundary.min(bytes);
+                    let dst = self.line.0.as_mut_ptr().cast::<u8>().add(offset);
+                    copy_short(dst, s, take);
+                    self.held += take;
+                    s = s.add(take);
+                    bytes -= take;
+                    if take < to_boundary {
+                        return;
+                    }
+                    self.flush_line();
+                }
+                let lines = bytes / LINE;
+                let d = out.add(self.stored);
+                stream_lines(d, s, lines);
+                self.stored += lines * LINE;
+                let tail = bytes - lines * LINE;
+                let line = self.line.0.as_mut_ptr().cast::<u8>();
+                copy_short(line, s.add(lines * LINE), tail);
+                self.held = tail;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            // Nothing is held without non-temporal stores: `stored` is whole elements.
+            let at = pushed / std::mem::size_of::<E>();
+            self.out[at..at + src.len()].copy_from_slice(as_uninit(src));
+            self.stored += std::mem::size_of_val(src);
+        }
+    }
+
+    /// Stores the held bytes: streamed when they fill their line, with ordinary stores when
+    /// they are the partial line at either end of the output.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn flush_line(&mut self) {
+        let out = self.out.as_mut_ptr().cast::<u8>();
+        // SAFETY: the held bytes are out's bytes from `stored` (pushed, so within `out`); they
+        // sit in `line` at their offsets within their line, so a full line is the whole buffer
+        // and starts on a line boundary of `out`.
+        unsafe {
+            let d = out.add(self.stored);
+            let offset = d as usize % LINE;
+            let src = self.line.0.as_ptr().cast::<u8>();
+            if self.held == LINE {
+                stream_lines(d, src, 1);
+            } else {
+                copy_short(d, src.add(offset), self.held);
+            }
+        }
+        self.stored += self.held;
+        self.held = 0;
+    }
+}
+
+impl<E: RawElement> Drop for LineStream<'_, E> {
+    /// Stores what is still held (the output's partial last line), so that every element pushed
+    /// is written however the task ends (an early return on a bad index included).
+    fn drop(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        if self.held != 0 {
+            self.flush_line();
+        }
+    }
 }
 
 /// Writes `out` with non-temporal stores through `buffer`, an L1 staging area, in pieces that
@@ -115,8 +257,8 @@ pub(crate) fn stream_copy<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[Mayb
 /// stores are the partial ones at either end of `out`. Stops at `fill`'s first error (the rest
 /// of `out` is then unwritten). Callers end their work with [`stream_fence`].
 ///
-/// `piece_len` must be at least 1 and leave room for a carried line: `piece_len + 64 /
-/// size_of::<E>() <= buffer.len()`.
+/// `piece_len` must be at least 1 and at most [`piece_room`] of the buffer, which leaves room
+/// for the carried line.
 pub(crate) fn stream_in_pieces<E: RawElement, X>(
     out: &mut [MaybeUninit<E>],
     buffer: &mut [MaybeUninit<E>],
@@ -124,16 +266,15 @@ pub(crate) fn stream_in_pieces<E: RawElement, X>(
     mut fill: impl FnMut(usize, &mut [MaybeUninit<E>]) -> Result<(), X>,
 ) -> Result<(), X> {
     let size = std::mem::size_of::<E>();
-    let line = (LINE / size).max(1);
     // Cannot fail for the callers' sizes; a real check, since the carry below relies on it.
-    assert!(piece_len >= 1 && piece_len + line <= buffer.len());
+    assert!(piece_len >= 1 && piece_len <= piece_room::<E>(buffer.len()));
     let out_start = out.as_ptr() as usize;
     // out[..written] is stored; buffer[..carry] holds out[written..written + carry].
     let (mut written, mut carry) = (0, 0);
     while written + carry < out.len() {
         let start = written + carry;
         let n = piece_len.min(out.len() - start);
-        // Cannot panic: carry < line (below), so carry + n <= buffer.len().
+        // Cannot panic: carry is less than a line (below), so carry + n <= buffer.len().
         fill(start, &mut buffer[carry..carry + n])?;
         let end = start + n;
         // Up to the last line boundary of `out` at or before `end` (to `end` at the very end).
@@ -152,6 +293,12 @@ pub(crate) fn stream_in_pieces<E: RawElement, X>(
         written = stop;
     }
     Ok(())
+}
+
+/// The most elements of `E` a piece of [`stream_in_pieces`] may hold in a buffer of
+/// `buffer_len` elements: the rest is room for the line carried from the piece before.
+pub(crate) fn piece_room<E>(buffer_len: usize) -> usize {
+    buffer_len.saturating_sub((LINE / std::mem::size_of::<E>()).max(1))
 }
 
 /// A cache line.
@@ -225,6 +372,108 @@ mod tests {
             }
         });
         assert_eq!((done, pieces), (Err(30), 4));
+    }
+
+    /// Pushes `pieces` (lengths, in order) of values `i * 7 + 1` (element i, as bytes of
+    /// `E`) into `out` through a line stream, pushing `count` of them before dropping it; returns
+    /// the elements pushed.
+    fn push_pieces<E: RawElement>(
+        out: &mut [MaybeUninit<E>],
+        pieces: &[usize],
+        count: usize,
+    ) -> usize {
+        let values: Vec<E> = (0..out.len())
+            .map(|i| {
+                let bytes: Vec<u8> = (0..std::mem::size_of::<E>())
+                    .map(|b| ((i * 7 + 1) >> (8 * (b % 4))) as u8 ^ b as u8)
+                    .collect();
+                // SAFETY: any bytes are a value of a raw element, and `bytes` holds its size.
+                unsafe { bytes.as_ptr().cast::<E>().read_unaligned() }
+            })
+            .collect();
+        let mut stream = LineStream::new(out);
+        let mut at = 0;
+        for &len in pieces.iter().take(count) {
+            stream.push(&values[at..at + len]);
+            at += len;
+        }
+        drop(stream);
+        stream_fence();
+        at
+    }
+
+    /// Element `i` as [`push_pieces`] writes it, as bytes.
+    fn pushed_bytes(i: usize, size: usize) -> Vec<u8> {
+        (0..size)
+            .map(|b| ((i * 7 + 1) >> (8 * (b % 4))) as u8 ^ b as u8)
+            .collect()
+    }
+
+    /// The bytes of `out`'s elements (all initialized by the test's store).
+    fn bytes_of<E>(out: &[MaybeUninit<E>]) -> &[u8] {
+        // SAFETY: the tests' stores are initialized before the stream writes into them.
+        unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), std::mem::size_of_val(out)) }
+    }
+
+    fn check_line_stream<E: RawElement>(store_offset_unit: usize) {
+        let size = std::mem::size_of::<E>();
+        // Piece lengths crossing lines every way: empty, short, exactly a line, long.
+        let patterns: [&[usize]; 5] = [
+            &[1; 40],
+            &[3, 0, 5, 64, 1, 130, 7, 0, 2, 64],
+            &[200],
+            &[63, 1, 64, 65, 9, 31, 33],
+            &[0, 0, 17, 0],
+        ];
+        // A store of u32 (alignment 4): a slice of `E` may start 4 bytes into an 8-byte
+        // element's natural place, as a complex64 buffer may, so elements straddle lines.
+        let mut store = vec![0x5a5a_5a5au32; 4096];
+        for offset in (0..64).step_by(store_offset_unit) {
+            for pieces in patterns {
+                let total: usize = pieces.iter().sum();
+                for count in [pieces.len(), pieces.len() / 2] {
+                    store.iter_mut().for_each(|v| *v = 0x5a5a_5a5a);
+                    let base = store.as_mut_ptr().cast::<u8>();
+                    // SAFETY: offset + total elements of at most 16 bytes lie within the store
+                    // (64 + 400 * 16 < 16384 bytes); the offset is a multiple of 4, E's
+                    // alignment at most (when the unit is 4), or of E's size.
+                    let out = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            base.add(offset).cast::<MaybeUninit<E>>(),
+                            total,
+                        )
+                    };
+                    let pushed = push_pieces(out, pieces, count);
+                    let got = bytes_of(out);
+                    for i in 0..total {
+                        let expected = if i < pushed {
+                            pushed_bytes(i, size)
+                        } else {
+                            vec![0x5a; size]
+                        };
+                        assert_eq!(
+                            &got[i * size..(i + 1) * size],
+                            &expected[..],
+                            "size {size} offset {offset} pieces {pieces:?} count {count} element {i}"
+                        );
+                    }
+                    // Nothing before or after the output is touched.
+                    let all = bytes_of(crate::kernels::stream::as_uninit(&store));
+                    assert!(all[..offset].iter().all(|&b| b == 0x5a));
+                    assert!(all[offset + total * size..].iter().all(|&b| b == 0x5a));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_stream_writes_every_piece_in_order_for_any_alignment_and_cut() {
+        check_line_stream::<u8>(1);
+        check_line_stream::<u16>(2);
+        check_line_stream::<u32>(4);
+        // Elements of 8 and 16 bytes are only 4- and 8-aligned: they may straddle a line.
+        check_line_stream::<[u32; 2]>(4);
+        check_line_stream::<[u64; 2]>(8);
     }
 
     #[test]

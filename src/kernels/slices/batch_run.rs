@@ -5,7 +5,7 @@ use crate::kernels::copy::copy_slice;
 use crate::kernels::known_or;
 use crate::kernels::prefetch::prefetch_range_in;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
-use crate::kernels::stream::{as_uninit, stream_copy};
+use crate::kernels::stream::{as_uninit, LineStream};
 use crate::repr::{IndexElement, RawElement};
 use std::mem::MaybeUninit;
 
@@ -27,6 +27,29 @@ impl Scratch {
     }
 }
 
+/// Where a run's slices go, in output order.
+pub(super) enum SliceOut<'a, 'o, E: RawElement> {
+    /// This part of the output, written with ordinary stores.
+    Cached(&'a mut [MaybeUninit<E>]),
+    /// The task's output stream: appended with non-temporal stores in whole lines.
+    Streamed(&'a mut LineStream<'o, E>),
+}
+
+impl<'o, E: RawElement> SliceOut<'_, 'o, E> {
+    /// The next `len` elements of the output; `self` continues after them. Cannot fail for a
+    /// part of the output: callers take exactly its slices (`split_at_mut` checks).
+    pub(super) fn front(&mut self, len: usize) -> SliceOut<'_, 'o, E> {
+        match self {
+            SliceOut::Cached(out) => {
+                let (head, tail) = std::mem::take(out).split_at_mut(len);
+                *out = tail;
+                SliceOut::Cached(head)
+            }
+            SliceOut::Streamed(stream) => SliceOut::Streamed(stream),
+        }
+    }
+}
+
 /// The tuples of one batch (or the part of it a thread has).
 #[derive(Clone, Copy)]
 pub(super) struct BatchRun<'a> {
@@ -43,7 +66,7 @@ pub(super) struct BatchRun<'a> {
     /// Elements of the slice `ahead_tuples` ahead asked for (from its start) when slices are of
     /// run-time length.
     pub(super) prefetch_len: usize,
-    /// Whether each slice goes out with non-temporal stores (large slices into a large output).
+    /// Whether the task's slices go out with non-temporal stores (into a large output).
     pub(super) stream: bool,
 }
 
@@ -61,7 +84,7 @@ impl BatchRun<'_> {
         data: &[E],
         idx: &[I],
         ahead: &[I],
-        out: &mut [MaybeUninit<E>],
+        out: SliceOut<'_, '_, E>,
         components: &mut Components,
     ) -> Result<(), (usize, i64)> {
         // Compile-time lengths when known; `run` picked N and K to match the layout.
@@ -80,41 +103,65 @@ impl BatchRun<'_> {
         // Cannot panic: a run's slices all lie in data[base..base + span] (the plan sized data as
         // batches * outer * span), so this one check covers the copy loops.
         let batch = &data[self.base..self.base + self.span];
-        let blocks = idx
-            .chunks(block_tuples * k)
-            .zip(out.chunks_mut(block_tuples * len));
-        for (b, (idx_block, out_block)) in blocks.enumerate() {
+        let mut out = out;
+        for (b, idx_block) in idx.chunks(block_tuples * k).enumerate() {
             let (tuples, ok) = components.copy_resolved::<I, K>(idx_block, dims);
             if !ok {
                 return Err(bad_in(b, idx_block));
             }
             let first = b * block_tuples;
-            if self.stream {
-                self.gather_in_range::<E, I, N, K, true>(batch, ahead, first, tuples, out_block);
-            } else {
-                self.gather_in_range::<E, I, N, K, false>(batch, ahead, first, tuples, out_block);
-            }
+            let part = out.front(tuples.len() / k * len);
+            self.gather_in_range::<E, I, N, K>(batch, ahead, first, tuples, part);
         }
         Ok(())
     }
 
     /// Copies the slices of tuples `first..` of the run, whose components are the positions
-    /// `tuples` (each in range), from `batch` into `out_block`; with `STREAM`, each slice goes
-    /// out with non-temporal stores. `idx` (the caller's) only guides prefetches.
+    /// `tuples` (each in range), from `batch` into `out`. `idx` (the caller's) only guides
+    /// prefetches.
     #[inline(always)]
     pub(super) fn gather_in_range<
         E: RawElement,
         I: IndexElement,
         const N: usize,
         const K: usize,
-        const STREAM: bool,
     >(
         &self,
         batch: &[E],
         idx: &[I],
         first: usize,
         tuples: &[usize],
-        out_block: &mut [MaybeUninit<E>],
+        out: SliceOut<'_, '_, E>,
+    ) {
+        let len = known_or(N, self.slice_len);
+        match out {
+            SliceOut::Cached(out) => {
+                let slots = out.chunks_exact_mut(len);
+                self.copy_each::<E, I, N, K, _>(batch, idx, first, tuples, slots, |dst, src| {
+                    copy_slice(dst, as_uninit(src))
+                });
+            }
+            SliceOut::Streamed(stream) => {
+                // The stream knows where each slice goes: no slot.
+                let slots = std::iter::repeat(());
+                self.copy_each::<E, I, N, K, _>(batch, idx, first, tuples, slots, |_, src| {
+                    stream.push(src)
+                });
+            }
+        }
+    }
+
+    /// [`Self::gather_in_range`]'s loop: `store(slot, slice)` for each tuple's slice, paired
+    /// with `slots` in order (a slot is where the slice goes, when the store needs one).
+    #[inline(always)]
+    fn copy_each<E: RawElement, I: IndexElement, const N: usize, const K: usize, S: Iterator>(
+        &self,
+        batch: &[E],
+        idx: &[I],
+        first: usize,
+        tuples: &[usize],
+        slots: S,
+        mut store: impl FnMut(S::Item, &[E]),
     ) {
         let k = known_or(K, self.dims.len());
         let len = known_or(N, self.slice_len);
@@ -127,8 +174,8 @@ impl BatchRun<'_> {
         // Slices of compile-time length (a few lines at most) are asked for whole, by a
         // compile-time count of lines.
         let prefetch_len = if N != 0 { N } else { self.prefetch_len };
-        let pairs = tuples.chunks_exact(k).zip(out_block.chunks_exact_mut(len));
-        for (i, (tuple, slice_out)) in (first..).zip(pairs) {
+        let pairs = tuples.chunks_exact(k).zip(slots);
+        for (i, (tuple, slot)) in (first..).zip(pairs) {
             // A hint only (a prefetch never faults and addresses nothing), and the tuple ahead
             // is not resolved yet: its offset is clamped into the batch.
             let at = (i + ahead) * k;
@@ -154,11 +201,7 @@ impl BatchRun<'_> {
             // dimension is empty as this block's tuples were all in range), so offset <=
             // sum((dims[j] - 1) * strides[j]) = batch.len() - len: the slice lies in `batch`.
             let slice = unsafe { batch.get_unchecked(offset..offset + len) };
-            if STREAM {
-                stream_copy(slice_out, as_uninit(slice));
-            } else {
-                copy_slice(slice_out, as_uninit(slice));
-            }
+            store(slot, slice);
         }
     }
 }

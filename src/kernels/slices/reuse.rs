@@ -1,7 +1,7 @@
 //! Outer positions that reuse a batch's few indices (Gather along a late axis): the indices are
 //! read and resolved once per batch and task, then only copies run.
 
-use super::batch_run::{BatchRun, Scratch};
+use super::batch_run::{BatchRun, Scratch, SliceOut};
 use super::SliceKernel;
 use crate::kernels::copy::copy_slice;
 use crate::kernels::prefetch::prefetch_range_in;
@@ -14,11 +14,10 @@ use std::mem::MaybeUninit;
 impl SliceKernel {
     /// Tuples `range.start..` up to the end of their batch (or of `range`), for a batch whose
     /// tuples fit one index block: the batch's indices are read and resolved once, then each
-    /// outer position copies its slices from them. Returns where it stopped and the rest of the
-    /// output.
+    /// outer position copies its slices from them. Returns where it stopped; `out` continues
+    /// after the slices written.
     #[inline(always)]
     pub(super) fn gather_reusing_batch<
-        'o,
         E: RawElement,
         I: IndexElement,
         const N: usize,
@@ -29,9 +28,9 @@ impl SliceKernel {
         data: &[E],
         indices: &[I],
         range: std::ops::Range<usize>,
-        out: &'o mut [MaybeUninit<E>],
+        out: &mut SliceOut<'_, '_, E>,
         scratch: &mut Scratch,
-    ) -> Result<(usize, &'o mut [MaybeUninit<E>]), BadIndex> {
+    ) -> Result<usize, BadIndex> {
         // Cannot panic or divide by zero: as in `run_with` (tuples_per_batch and outer > 0),
         // and the batch's indices are whole tuples of `indices`.
         let k = known_or(K, self.tuple_dims.len());
@@ -49,14 +48,15 @@ impl SliceKernel {
             });
         }
         let batch_end = ((batch + 1) * tpb * self.outer).min(range.end);
-        if !run.stream && k == 1 {
+        if let (1, SliceOut::Cached(rest)) = (k, &mut *out) {
             let tuples = range.start..batch_end;
-            return Ok(
-                self.copy_reused_positions::<E, N>(*run, data, positions, table, tuples, out)
-            );
+            let all = std::mem::take(rest);
+            let (done, tail) =
+                self.copy_reused_positions::<E, N>(*run, data, positions, table, tuples, all);
+            *rest = tail;
+            return Ok(done);
         }
         let mut t = range.start;
-        let mut rest = out;
         // Pairs advance by counting, not dividing: with one or a few tuples per pair, two
         // 64-bit divisions per pair cost more than the copies.
         let mut pair = t / tpb;
@@ -64,23 +64,18 @@ impl SliceKernel {
         let mut base = batch * self.batch_stride + (pair % self.outer) * self.run_span;
         while t < batch_end {
             let run_end = ((pair + 1) * tpb).min(batch_end);
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut((run_end - t) * len);
-            rest = tail;
+            let part = out.front((run_end - t) * len);
             // Cannot panic: as in `BatchRun::gather`, the run's slices lie in its span.
             let slab = &data[base..base + run.span];
             let tuples = &positions[first * k..(first + run_end - t) * k];
-            if run.stream {
-                run.gather_in_range::<E, I, N, K, true>(slab, batch_idx, first, tuples, part);
-            } else {
-                run.gather_in_range::<E, I, N, K, false>(slab, batch_idx, first, tuples, part);
-            }
+            run.gather_in_range::<E, I, N, K>(slab, batch_idx, first, tuples, part);
             t = run_end;
             // The batch's pairs are consecutive outer positions, `run_span` apart in data.
             pair += 1;
             first = 0;
             base += self.run_span;
         }
-        Ok((t, rest))
+        Ok(t)
     }
 
     /// [`Self::gather_reusing_batch`]'s copies for one-component tuples written with ordinary

@@ -12,17 +12,30 @@ pub use host::{ParallelFor, ParallelForFn, TaskFn};
 
 use std::sync::OnceLock;
 
-/// Below this many bytes moved per task, handing work to a thread that is awake costs more than
-/// it saves (the hand-over and the chunk's cache warm-up against 10-30 µs of copying on Zen 5).
-const MIN_BYTES_PER_TASK: usize = 1 << 20;
+/// From this many bytes moved, a call's helpers join at once when they are awake (spinning
+/// after their last task): below it, the hand-over and the chunk's cache warm-up cost more than
+/// they save (10-30 µs of copying per MiB on Zen 5). A host's pool is taken to be awake.
+const OPEN_AT_ONCE_BYTES: usize = 2 << 20;
 
-/// The same for a task that needs a sleeping worker woken: twice as much. Waking costs the
-/// calling thread a system call, and the woken worker starts late: on the 2-core Zen 5 virtual
-/// machines here the caller began its own task 9 µs into the call and the worker 27 µs in, where
-/// an awake worker started within 1 µs. A call of 2-3 MiB moved (35-100 µs at one task) split
-/// across a woken worker took 1.1-1.35x its one-task time; from 4 MiB (ge-axis0 of 1 MiB data,
-/// 160 µs at one task) a second task pays for the wake.
-const MIN_BYTES_PER_WOKEN_TASK: usize = 2 << 20;
+/// From this many bytes moved, sleeping helpers are woken at once. Waking costs the calling
+/// thread a system call, and the woken worker starts late: on the 2-core Zen 5 virtual machines
+/// here the caller began its own task 9 µs into the call and the worker 27 µs in, where an awake
+/// worker started within 1 µs. From 4 MiB (ge-axis0 of 1 MiB data, 160 µs at one task) a second
+/// thread pays for the wake on every machine measured; below, the pool wakes one only when the
+/// call's first chunks show that the rest takes long enough (see [`Engage`]).
+const WAKE_AT_ONCE_BYTES: usize = 4 << 20;
+
+/// Work is cut into chunks of at least this many bytes moved, at most [`CHUNKS_PER_THREAD`] per
+/// thread, from two chunks' worth on: what a call moves per byte varies 20-fold between kernels,
+/// shapes and machines (30-550 µs per counted MiB at one task on an Intel Xeon: a 3 MB Gather of
+/// 1800-byte slices took 212 µs, the counted bytes of a Zen 5 copy 30 µs), so below
+/// [`WAKE_AT_ONCE_BYTES`] the first chunks' time, not the byte count, decides whether helpers
+/// join.
+const CHUNK_BYTES: usize = 256 << 10;
+
+/// Chunks per thread at most: a helper that joins late still finds work, and the calling thread
+/// never waits long for the chunk a helper took last.
+const CHUNKS_PER_THREAD: usize = 4;
 
 /// The machine's available parallelism, asked once per process: the question reads the
 /// scheduler affinity and cgroup limits, too slow for every call (and the answer is what the pool
@@ -47,56 +60,24 @@ impl ThreadBudget {
         ThreadBudget { requested, host }
     }
 
-    /// How to split `units` units of work moving `bytes_per_unit` bytes each.
+    /// How to split `units` units of work moving `bytes_per_unit` bytes each: into chunks of
+    /// [`CHUNK_BYTES`] or more, and when helpers join ([`Engage`]).
     ///
     /// Work that fits one task, or a budget of one thread, never asks how many cores the machine
     /// has: the first such question in a process reads the affinity mask and cgroup files, on
     /// about 10 KiB of stack, and the README promises calls that start no thread at most 4 KiB.
     ///
-    /// Work goes to gatherkit's own pool in tasks of [`MIN_BYTES_PER_TASK`] when a worker is
-    /// awake, of [`MIN_BYTES_PER_WOKEN_TASK`] when one would have to be woken. A host's pool is
-    /// taken to be awake: gatherkit cannot see its threads, and a host that hands over its pool
-    /// usually keeps it busy.
+    /// A host's pool gets work from [`OPEN_AT_ONCE_BYTES`] on, all of it at once: gatherkit
+    /// cannot see its threads, and a host that hands over its pool usually keeps it busy.
     pub(crate) fn parallel(&self, units: usize, bytes_per_unit: usize) -> Parallel {
         let bytes = units.saturating_mul(bytes_per_unit.max(1));
-        let worth_splitting = bytes / MIN_BYTES_PER_TASK >= 2;
-        let helpers_awake = worth_splitting
-            && self.requested != 1
-            && (self.host.is_some() || pool::Pool::has_awake_worker());
-        self.split(units, bytes, helpers_awake)
-    }
-
-    /// [`ThreadBudget::parallel`] as if a helper were awake (or not), for tests that pin a
-    /// kernel's split whatever the pool is doing.
-    #[cfg(test)]
-    pub(crate) fn parallel_with_helpers(
-        &self,
-        units: usize,
-        bytes_per_unit: usize,
-        helpers_awake: bool,
-    ) -> Parallel {
-        self.split(
-            units,
-            units.saturating_mul(bytes_per_unit.max(1)),
-            helpers_awake,
-        )
-    }
-
-    /// [`ThreadBudget::parallel`] with the helpers' state given: `helpers_awake` is whether a
-    /// helper can start without being woken.
-    fn split(&self, units: usize, bytes: usize, helpers_awake: bool) -> Parallel {
-        let per_task = if helpers_awake {
-            MIN_BYTES_PER_TASK
+        let min = if self.host.is_some() {
+            OPEN_AT_ONCE_BYTES
         } else {
-            MIN_BYTES_PER_WOKEN_TASK
+            2 * CHUNK_BYTES
         };
-        let wanted = (bytes / per_task).clamp(1, units.max(1));
-        if wanted == 1 || self.requested == 1 {
-            return Parallel {
-                tasks: 1,
-                max: 1,
-                host: self.host,
-            };
+        if bytes < min || units < 2 || self.requested == 1 {
+            return Parallel::inline(self.host);
         }
         let offered = match self.host {
             Some(host) => host.concurrency(),
@@ -106,24 +87,47 @@ impl ThreadBudget {
             0 => offered,
             n => n.min(offered),
         };
+        if max <= 1 {
+            return Parallel::inline(self.host);
+        }
+        let engage = if bytes >= WAKE_AT_ONCE_BYTES {
+            Engage::Wake
+        } else if bytes >= OPEN_AT_ONCE_BYTES {
+            Engage::Open
+        } else {
+            Engage::Measured
+        };
         Parallel {
-            tasks: wanted.min(max),
+            tasks: (bytes / CHUNK_BYTES)
+                .clamp(1, units)
+                .min(max.saturating_mul(CHUNKS_PER_THREAD)),
             max,
             host: self.host,
+            engage,
         }
     }
 }
 
 /// The tasks a kernel's work (`Kernel::work`: units and bytes per unit) is cut into with two
-/// threads offered and a helper awake or asleep: what the kernels' split pins assert.
+/// threads offered, and when helpers join: what the kernels' split pins assert.
 #[cfg(test)]
-pub(crate) fn tasks_at_two_threads(
-    (units, bytes_per_unit): (usize, usize),
-    helpers_awake: bool,
-) -> usize {
-    ThreadBudget::new(2, None)
-        .parallel_with_helpers(units, bytes_per_unit, helpers_awake)
-        .tasks()
+pub(crate) fn split_at_two_threads((units, bytes_per_unit): (usize, usize)) -> (usize, Engage) {
+    let par = ThreadBudget::new(2, None).parallel(units, bytes_per_unit);
+    (par.tasks, par.engage)
+}
+
+/// When a call's helpers join its chunks on gatherkit's own pool (a host's pool runs them all
+/// as it sees fit). Whatever joins, the chunks and so the results are the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Engage {
+    /// Once the calling thread's first chunks show the rest will take long enough: awake helpers
+    /// from [`pool::HELP_WORTH`] of predicted work left, sleeping ones woken from
+    /// [`pool::WAKE_WORTH`].
+    Measured,
+    /// Awake helpers at once, sleeping ones woken as for `Measured`.
+    Open,
+    /// At once, sleeping helpers woken.
+    Wake,
 }
 
 /// One call's split: how many tasks its work is cut into, and where they run.
@@ -133,9 +137,26 @@ pub(crate) struct Parallel {
     /// The most tasks that run at once.
     max: usize,
     host: Option<ParallelFor>,
+    engage: Engage,
 }
 
 impl Parallel {
+    /// One task, on the calling thread.
+    fn inline(host: Option<ParallelFor>) -> Parallel {
+        Parallel {
+            tasks: 1,
+            max: 1,
+            host,
+            engage: Engage::Measured,
+        }
+    }
+
+    /// The most tasks that run at once: kernels whose tasks each pay a share of the whole (a
+    /// scatter's scan of every target) count what runs in parallel by it, not by the chunks.
+    pub(crate) fn concurrency(&self) -> usize {
+        self.max
+    }
+
     /// The number of tasks the work should be cut into.
     pub(crate) fn tasks(&self) -> usize {
         self.tasks
@@ -153,7 +174,7 @@ impl Parallel {
         }
         match self.host {
             Some(host) => host.run(tasks, task),
-            None => pool::Pool::get().run(tasks, self.max, task),
+            None => pool::Pool::get().run(tasks, self.max, self.engage, task),
         }
     }
 }
@@ -166,23 +187,22 @@ mod tests {
     const MIB: usize = 1 << 20;
 
     #[test]
-    fn a_sleeping_worker_is_woken_only_for_twice_the_work_of_an_awake_one() {
-        let budget = ThreadBudget::new(2, None);
-        let tasks = |bytes: usize, awake: bool| {
-            budget
-                .parallel_with_helpers(bytes / 1024, 1024, awake)
-                .tasks()
-        };
-        assert_eq!(tasks(2 * MIB - 1024, true), 1);
-        assert_eq!(tasks(2 * MIB, true), 2);
-        assert_eq!(tasks(3 * MIB, true), 2);
-        assert_eq!(tasks(3 * MIB, false), 1);
-        assert_eq!(tasks(4 * MIB - 1024, false), 1);
-        assert_eq!(tasks(4 * MIB, false), 2);
-        // One thread asked for, or one unit: one task, whatever the helpers do.
+    fn work_is_chunked_from_two_chunks_and_helpers_join_at_once_only_for_large_calls() {
+        let split = |bytes: usize| split_at_two_threads((bytes / 1024, 1024));
+        assert_eq!(split(2 * CHUNK_BYTES - 1024).0, 1);
+        assert_eq!(split(2 * CHUNK_BYTES), (2, Engage::Measured));
+        assert_eq!(split(MIB), (4, Engage::Measured));
+        assert_eq!(split(2 * MIB - 1024), (7, Engage::Measured));
+        assert_eq!(split(2 * MIB), (8, Engage::Open));
+        assert_eq!(split(4 * MIB - 1024), (8, Engage::Open));
+        assert_eq!(split(4 * MIB), (8, Engage::Wake));
+        assert_eq!(split(64 * MIB), (8, Engage::Wake));
+        // Never more chunks than units.
+        assert_eq!(split_at_two_threads((3, 8 * MIB)), (3, Engage::Wake));
+        // One thread asked for, or one unit: one task.
         let one = ThreadBudget::new(1, None);
-        assert_eq!(one.parallel_with_helpers(64, MIB, true).tasks(), 1);
-        assert_eq!(budget.parallel_with_helpers(1, 64 * MIB, true).tasks(), 1);
+        assert_eq!(one.parallel(64, MIB).tasks(), 1);
+        assert_eq!(split_at_two_threads((1, 64 * MIB)).0, 1);
     }
 
     unsafe extern "C" fn inline_host(_: *mut c_void, n: usize, task: TaskFn, ctx: *mut c_void) {
@@ -197,6 +217,7 @@ mod tests {
         // SAFETY: `inline_host` runs every task once, on the calling thread, before returning.
         let host = unsafe { ParallelFor::new(inline_host, std::ptr::null_mut(), 2) };
         let budget = ThreadBudget::new(0, Some(host));
-        assert_eq!(budget.parallel(3 * 1024, 1024).tasks(), 2);
+        assert_eq!(budget.parallel(3 * 1024, 1024).tasks(), 8);
+        assert_eq!(budget.parallel(2 * 1024 - 1, 1024).tasks(), 1);
     }
 }

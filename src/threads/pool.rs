@@ -19,7 +19,8 @@
 //! with its own sleep policy, and has no notion of a fork; crossbeam offers parts (deques,
 //! scoped threads) rather than a pool. What is needed here is ~200 lines.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use super::Engage;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,41 @@ const SPIN: Duration = Duration::from_micros(50);
 /// A worker's stack: the kernels keep their buffers small (a few KiB) and allocate tiles on the
 /// heap, so the default 2 MiB would only be address space.
 const WORKER_STACK: usize = 256 << 10;
+
+/// Predicted work left from which a job of [`Engage::Measured`] is opened to helpers that are
+/// awake: what the chunks handed over must outweigh (their hand-over and cache warm-up; on Zen
+/// 5, handing an awake worker less than 10-30 µs of copying cost more than it saved).
+pub(super) const HELP_WORTH: Duration = Duration::from_micros(40);
+
+/// Predicted work left from which sleeping helpers are woken: twice the latest start of a woken
+/// worker measured (27 µs on the 2-core Zen 5 virtual machines; the wake also costs the calling
+/// thread 4-8 µs), so that the worker finds at least as much to do as it was late.
+pub(super) const WAKE_WORTH: Duration = Duration::from_micros(60);
+
+/// How far helpers have joined a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Joined {
+    /// Not at all: the job is queued closed.
+    No,
+    /// Open to awake helpers.
+    Open,
+    /// Open, and sleeping helpers woken.
+    Woken,
+}
+
+/// How far helpers should have joined a job whose calling thread finished `done` tasks in
+/// `elapsed` with `left` not yet claimed: the rest is predicted at the caller's own pace.
+fn helpers_worth(elapsed: Duration, done: u32, left: usize) -> Joined {
+    let left = u32::try_from(left).unwrap_or(u32::MAX);
+    let predicted = (elapsed / done.max(1)).saturating_mul(left);
+    if predicted >= WAKE_WORTH {
+        Joined::Woken
+    } else if predicted >= HELP_WORTH {
+        Joined::Open
+    } else {
+        Joined::No
+    }
+}
 
 /// A task body with its lifetime erased. Valid while the job that holds it is running: the
 /// caller does not return from [`Pool::run`] until no worker can reach it.
@@ -46,12 +82,18 @@ unsafe impl Sync for TaskRef {}
 /// One call's tasks.
 struct Job {
     task: TaskRef,
-    tasks: usize,
-    /// The next task index to claim.
-    next: AtomicUsize,
-    /// Workers that may still join (the call's concurrency minus the caller); changed under the
-    /// queue lock.
+    /// The tasks not claimed yet, `front..back`, packed as `front << 32 | back`: the calling
+    /// thread claims from the front, helpers from the back, so that a call repeated on the same
+    /// data gives each thread about the same part as the time before, whose lines its cache may
+    /// still hold (tasks claimed from one counter moved between the cores from call to call, and
+    /// calls of 4-16 chunks per thread took 1.13-1.25x the time of one task per thread).
+    unclaimed: AtomicU64,
+    /// Workers that may still join (the call's concurrency minus the caller, from when the job
+    /// is opened); changed under the queue lock.
     seats: AtomicUsize,
+    /// Whether the job was opened to helpers (and counted in the pool's `wanted`); changed
+    /// under the queue lock.
+    open: AtomicBool,
     /// Workers that joined and have not finished; changed under the queue lock, read by the
     /// waiting caller also without it.
     active: AtomicUsize,
@@ -61,23 +103,72 @@ struct Job {
 impl Job {
     /// Claims and runs tasks until none is left; a panicking task is recorded, not propagated
     /// (it must not unwind through a worker, nor skip the caller's wait).
+    /// A helper's part: claims tasks from the back and runs them until none is left.
     fn work(&self) {
+        while self.run_one(End::Back) {}
+    }
+
+    /// Claims a task at `end` of the unclaimed ones and runs it; false when none was left.
+    fn run_one(&self, end: End) -> bool {
+        let Some(i) = self.claim(end) else {
+            return false;
+        };
+        // SAFETY: the job is running (see `TaskRef`).
+        let task = unsafe { &*self.task.0 };
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i))).is_err() {
+            self.panicked.store(true, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Claims the first (or last) unclaimed task.
+    fn claim(&self, end: End) -> Option<usize> {
+        let mut packed = self.unclaimed.load(Ordering::Relaxed);
         loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
-            if i >= self.tasks {
-                return;
+            let (front, back) = unpack(packed);
+            if front >= back {
+                return None;
             }
-            // SAFETY: the job is running (see `TaskRef`).
-            let task = unsafe { &*self.task.0 };
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i))).is_err() {
-                self.panicked.store(true, Ordering::Relaxed);
+            let (claimed, rest) = match end {
+                End::Front => (front, pack(front + 1, back)),
+                End::Back => (back - 1, pack(front, back - 1)),
+            };
+            match self.unclaimed.compare_exchange_weak(
+                packed,
+                rest,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(claimed as usize),
+                Err(now) => packed = now,
             }
         }
     }
 
-    fn wants_helpers(&self) -> bool {
-        self.seats.load(Ordering::Relaxed) > 0 && self.next.load(Ordering::Relaxed) < self.tasks
+    /// Tasks not claimed yet.
+    fn left(&self) -> usize {
+        let (front, back) = unpack(self.unclaimed.load(Ordering::Relaxed));
+        back.saturating_sub(front) as usize
     }
+
+    fn wants_helpers(&self) -> bool {
+        self.seats.load(Ordering::Relaxed) > 0 && self.left() > 0
+    }
+}
+
+/// Which end of a job's unclaimed tasks a thread takes from.
+#[derive(Clone, Copy)]
+enum End {
+    Front,
+    Back,
+}
+
+fn pack(front: u32, back: u32) -> u64 {
+    (u64::from(front) << 32) | u64::from(back)
+}
+
+fn unpack(packed: u64) -> (u32, u32) {
+    ((packed >> 32) as u32, packed as u32)
 }
 
 struct Queue {
@@ -140,35 +231,25 @@ impl Pool {
         }
     }
 
-    /// Whether this process's pool has a worker that is not asleep (spinning after its last
-    /// task, or busy), so that a job handed over now costs no wake-up. Makes no pool.
-    pub(crate) fn has_awake_worker() -> bool {
-        // SAFETY: as in `get`: pools are never freed.
-        match unsafe { POOL.load(Ordering::Acquire).as_ref() } {
-            Some(pool) if pool.pid == std::process::id() => {
-                pool.started.load(Ordering::Relaxed) > pool.sleeping.load(Ordering::Relaxed)
-            }
-            _ => false,
-        }
-    }
-
     /// Runs `task(i)` for every `i` in `0..tasks`, at most `concurrency` at once (the calling
-    /// thread included), and returns when all have finished. A panic in any task is re-raised
-    /// here, on the calling thread, after every task has finished.
+    /// thread included), and returns when all have finished. Helpers join as `engage` says.
+    /// A panic in any task is re-raised here, on the calling thread, after every task has
+    /// finished.
     pub(crate) fn run(
         &'static self,
         tasks: usize,
         concurrency: usize,
+        engage: Engage,
         task: &(dyn Fn(usize) + Sync),
     ) {
         let helpers = concurrency.min(tasks).saturating_sub(1).min(self.capacity);
-        if helpers == 0 {
+        // (More tasks than a u32 counts never come: calls cut work into a few per thread.)
+        if helpers == 0 || u32::try_from(tasks).is_err() {
             for i in 0..tasks {
                 task(i);
             }
             return;
         }
-        self.start_workers(helpers);
         let erased: *const (dyn Fn(usize) + Sync + '_) = task;
         // SAFETY: erasing the lifetime is sound because this function does not return before
         // the job has left the queue and no worker is active in it, so no use of the pointer
@@ -179,36 +260,42 @@ impl Pool {
                 *const (dyn Fn(usize) + Sync + 'static),
             >(erased)
         });
+        // No seats yet: the job is queued closed, and opened (seats set, `wanted` counted) when
+        // `engage` says, at once or after some of the caller's own tasks.
         let job = Arc::new(Job {
             task: task_ref,
-            tasks,
-            next: AtomicUsize::new(0),
-            seats: AtomicUsize::new(helpers),
+            // Cannot truncate: `run` takes at most u32::MAX tasks (checked there).
+            unclaimed: AtomicU64::new(pack(0, tasks as u32)),
+            seats: AtomicUsize::new(0),
+            open: AtomicBool::new(false),
             active: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
         });
-        let to_wake = {
-            let mut queue = self.lock();
-            queue.jobs.push(Arc::clone(&job));
-            self.wanted.fetch_add(1, Ordering::Release);
-            helpers.min(self.sleeping.load(Ordering::Relaxed))
+        self.lock().jobs.push(Arc::clone(&job));
+        let mut joined = match engage {
+            Engage::Wake => self.open(&job, helpers, true),
+            Engage::Open => self.open(&job, helpers, false),
+            Engage::Measured => Joined::No,
         };
-        // Woken after the lock is released: a worker woken while the caller still holds it
-        // finds the lock taken and sleeps again on it, and the caller's unlock must then wake
-        // it a second time. Each wake is a system call that, in a virtual machine, sends an
-        // interrupt to a halted virtual CPU: measured with a pthread pair on a 2-core Zen 4 VM,
-        // signalling inside the lock gave the caller back after 11 us and started the worker
-        // after 9.5; outside, 5.5-7.8 and 3.5-5.5 us. Nothing is lost: a worker counted as
-        // sleeping above is already waiting (it counts itself under the lock and waits from
-        // there), and a wake that reaches it later still finds the job.
-        for _ in 0..to_wake {
-            self.work_available.notify_one();
+        let start = Instant::now();
+        let mut done = 0u32;
+        while job.run_one(End::Front) {
+            done = done.saturating_add(1);
+            if joined == Joined::Woken {
+                continue;
+            }
+            match (joined, helpers_worth(start.elapsed(), done, job.left())) {
+                (Joined::No, Joined::Open) => joined = self.open(&job, helpers, false),
+                (_, Joined::Woken) => joined = self.open(&job, helpers, true),
+                _ => {}
+            }
         }
-        job.work();
         let mut queue = self.lock();
         if let Some(at) = queue.jobs.iter().position(|j| Arc::ptr_eq(j, &job)) {
             queue.jobs.swap_remove(at);
-            self.wanted.fetch_sub(1, Ordering::Release);
+            if job.open.load(Ordering::Relaxed) {
+                self.wanted.fetch_sub(1, Ordering::Release);
+            }
         }
         // No worker joins now (the job left the queue); the ones in it finish their tasks, most
         // often within microseconds of the caller on an even split. Sleeping on the condition
@@ -231,6 +318,40 @@ impl Pool {
         drop(queue);
         if job.panicked.load(Ordering::Relaxed) {
             panic!("a gatherkit task panicked on a worker thread");
+        }
+    }
+
+    /// Opens `job` to `helpers` workers (if it is not open yet) and, with `wake`, wakes as many
+    /// sleeping ones. Returns how far helpers have now joined.
+    fn open(&'static self, job: &Job, helpers: usize, wake: bool) -> Joined {
+        self.start_workers(helpers);
+        let to_wake = {
+            let _queue = self.lock();
+            if !job.open.swap(true, Ordering::Relaxed) {
+                job.seats.store(helpers, Ordering::Relaxed);
+                self.wanted.fetch_add(1, Ordering::Release);
+            }
+            if wake {
+                helpers.min(self.sleeping.load(Ordering::Relaxed))
+            } else {
+                0
+            }
+        };
+        // Woken after the lock is released: a worker woken while the caller still holds it
+        // finds the lock taken and sleeps again on it, and the caller's unlock must then wake
+        // it a second time. Each wake is a system call that, in a virtual machine, sends an
+        // interrupt to a halted virtual CPU: measured with a pthread pair on a 2-core Zen 4 VM,
+        // signalling inside the lock gave the caller back after 11 us and started the worker
+        // after 9.5; outside, 5.5-7.8 and 3.5-5.5 us. Nothing is lost: a worker counted as
+        // sleeping above is already waiting (it counts itself under the lock and waits from
+        // there), and a wake that reaches it later still finds the job.
+        for _ in 0..to_wake {
+            self.work_available.notify_one();
+        }
+        if wake {
+            Joined::Woken
+        } else {
+            Joined::Open
         }
     }
 
@@ -318,5 +439,68 @@ fn spin_while(until: Instant, busy: impl Fn() -> bool) {
         for _ in 0..64 {
             std::hint::spin_loop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers_join_when_the_callers_pace_predicts_enough_work_left() {
+        let us = Duration::from_micros;
+        // 10 us per task so far: 3 tasks left are 30 us (alone), 4 are 40 (open to an awake
+        // helper), 6 are 60 (wake one).
+        assert_eq!(helpers_worth(us(10), 1, 3), Joined::No);
+        assert_eq!(helpers_worth(us(10), 1, 4), Joined::Open);
+        assert_eq!(helpers_worth(us(20), 2, 5), Joined::Open);
+        assert_eq!(helpers_worth(us(20), 2, 6), Joined::Woken);
+        // Nothing left, or nothing done yet, predicts nothing; huge counts saturate.
+        assert_eq!(helpers_worth(us(1000), 3, 0), Joined::No);
+        assert_eq!(helpers_worth(us(0), 0, 100), Joined::No);
+        assert_eq!(helpers_worth(us(1), 1, usize::MAX), Joined::Woken);
+    }
+
+    #[test]
+    fn a_measured_job_of_long_tasks_gets_a_helper_and_runs_every_task_once() {
+        // 40 tasks of 2 ms: after the first, 78 ms are predicted, so a worker is woken (or
+        // started) and takes some of them.
+        let caller = std::thread::current().id();
+        let ran: Vec<Mutex<Option<std::thread::ThreadId>>> =
+            (0..40).map(|_| Mutex::new(None)).collect();
+        Pool::get().run(40, 2, Engage::Measured, &|i| {
+            std::thread::sleep(Duration::from_millis(2));
+            let mut slot = ran[i].lock().unwrap();
+            assert!(slot.is_none(), "task {i} ran twice");
+            *slot = Some(std::thread::current().id());
+        });
+        let ids: Vec<_> = ran
+            .iter()
+            .map(|r| r.lock().unwrap().expect("ran"))
+            .collect();
+        if Pool::get().capacity > 0 {
+            assert!(ids.iter().any(|&id| id != caller), "no helper joined");
+        }
+        assert_eq!(ids[0], caller, "the caller takes the first task");
+    }
+
+    #[test]
+    fn the_caller_claims_from_the_front_and_helpers_from_the_back() {
+        let job = Job {
+            task: TaskRef(&|_: usize| {}),
+            unclaimed: AtomicU64::new(pack(0, 5)),
+            seats: AtomicUsize::new(0),
+            open: AtomicBool::new(false),
+            active: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
+        };
+        assert_eq!(job.claim(End::Front), Some(0));
+        assert_eq!(job.claim(End::Back), Some(4));
+        assert_eq!(job.claim(End::Back), Some(3));
+        assert_eq!(job.left(), 2);
+        assert_eq!(job.claim(End::Front), Some(1));
+        assert_eq!(job.claim(End::Front), Some(2));
+        assert_eq!((job.claim(End::Front), job.claim(End::Back)), (None, None));
+        assert_eq!(job.left(), 0);
     }
 }

@@ -278,7 +278,13 @@ const CURSOR_ROW_COST: usize = 64;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::threads::tasks_at_two_threads;
+    use crate::threads::{split_at_two_threads, Engage};
+
+    /// Whether a helper joins a call of `work` at once with two threads offered (when it is
+    /// awake), rather than only once the call's first chunks show it pays.
+    fn joins_at_once(work: (usize, usize)) -> bool {
+        split_at_two_threads(work).1 != Engage::Measured
+    }
 
     #[test]
     fn reads_that_miss_count_as_half_a_line_when_choosing_threads() {
@@ -290,19 +296,19 @@ mod tests {
     }
 
     fn reads_that_miss_count_as_half_a_line_when_choosing_threads_on_1_mib_of_l2() {
-        let tasks = |kernel: &ElementsKernel, element_size: usize| {
-            tasks_at_two_threads(kernel.work(element_size, 8), true)
+        let at_once = |kernel: &ElementsKernel, element_size: usize| {
+            joins_at_once(kernel.work(element_size, 8))
         };
         // 36194 u8 from 9 MB: 55 us at one thread, 1.2x that at two with the pool idle.
-        assert_eq!(
-            tasks(&ElementsKernel::new(&[9387020], &[36194], 0, 1), 1),
+        assert!(!at_once(
+            &ElementsKernel::new(&[9387020], &[36194], 0, 1),
             1
-        );
+        ));
         // [6014, 355] i16 along axis 0, a 760 KB call of reads from a 4 MiB slab: 0.79x ORT at
         // one task, 1.47x at two.
         let l = ElementsKernel::new(&[6014, 355], &[178, 355], 0, 2);
         assert_eq!(l.traversal(), ElementsTraversal::Rows);
-        assert_eq!(tasks(&l, 2), 2);
+        assert!(at_once(&l, 2));
     }
 
     #[test]
@@ -316,13 +322,13 @@ mod tests {
         // once per task, the second misses on a fifth of its reads; both keep one task. The
         // third misses on three quarters and gets two.
         let reads = 81920;
-        let tasks = |span: usize| {
+        let at_once = |span: usize| {
             let kernel = ElementsKernel::new(&[span / 8], &[reads], 0, 8);
-            tasks_at_two_threads(kernel.work(8, 4), true)
+            joins_at_once(kernel.work(8, 4))
         };
-        assert_eq!(tasks(l2 / 4 * 3), 1);
-        assert_eq!(tasks(l2 / 4 * 5), 1);
-        assert_eq!(tasks(l2 * 4), 2);
+        assert!(!at_once(l2 / 4 * 3));
+        assert!(!at_once(l2 / 4 * 5));
+        assert!(at_once(l2 * 4));
     }
 
     #[test]
@@ -346,11 +352,11 @@ mod tests {
 
         // The u8 call above at 2 tasks, with its rows counted: 77 us against 118 at one.
         let l = ElementsKernel::new(&[1, 9295, 2, 3, 3, 2], &[1, 9295, 1, 3, 2, 2], 5, 1);
-        assert_eq!(tasks_at_two_threads(l.work(1, 4), true), 2);
+        assert!(joins_at_once(l.work(1, 4)));
         // The same rows taken in long runs count their elements alone: one task.
         let l = ElementsKernel::new(&[9295, 3, 2, 2], &[9295, 3, 2, 2], 3, 1);
         assert!(!l.runs_are_short(1));
-        assert_eq!(tasks_at_two_threads(l.work(1, 4), true), 1);
+        assert!(!joins_at_once(l.work(1, 4)));
     }
 
     #[test]

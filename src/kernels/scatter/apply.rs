@@ -56,8 +56,11 @@ pub(super) fn apply<E: RawElement, C: Combine<E>, O: Offset>(
 ) {
     let len = destination.len();
     let tasks = par.tasks().min(range_count(len)).max(1);
-    if tasks > 1 && split_updates_pays(offsets.len(), updates.len(), size_of::<E>(), tasks) {
-        return apply_split::<E, C, O>(destination, offsets, updates, slice_len, par, tasks);
+    // Split by destination range, every range scans every target: one range per task that runs
+    // at once, not per chunk.
+    let ranges = par.concurrency().min(tasks);
+    if ranges > 1 && split_updates_pays(offsets.len(), updates.len(), size_of::<E>(), ranges) {
+        return apply_split::<E, C, O>(destination, offsets, updates, slice_len, par, ranges);
     }
     let out = match destination {
         Destination::Copy { data, out } => copy_split(data, out, par, tasks),

@@ -486,12 +486,12 @@ const PREFETCH_BYTES: usize = 8 << 10;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::threads::Engage;
 
-    /// Tasks a call of this kernel gets with two threads offered, with the helper awake or
-    /// asleep: a call pinned to one task is pinned with the helper awake, one pinned to two with
-    /// it asleep (the stricter case of each).
-    fn tasks_at_two_threads(kernel: &impl Kernel, element_size: usize, awake: bool) -> usize {
-        crate::threads::tasks_at_two_threads(kernel.work(element_size, 8), awake)
+    /// When a helper joins a call of this kernel with two threads offered: `Measured` (only if
+    /// the call's first chunks show it pays), `Open` (at once when awake), `Wake` (at once).
+    fn engage_at_two_threads(kernel: &impl Kernel, element_size: usize) -> Engage {
+        crate::threads::split_at_two_threads(kernel.work(element_size, 8)).1
     }
 
     #[test]
@@ -507,24 +507,24 @@ mod tests {
         // GatherND [1024, 256] f32 with [1024, 1] indices: 1 MiB copied, about 30 us at one
         // thread; a second task took 1.3x that with the pool idle before the call.
         assert_eq!(
-            tasks_at_two_threads(&SliceKernel::new(&[1024, 256], &[1024, 1], 0), 4, true),
-            1
+            engage_at_two_threads(&SliceKernel::new(&[1024, 256], &[1024, 1], 0), 4),
+            Engage::Measured
         );
         // 2.9 MB read and written, GatherND [2, 2, 2, 1, 106, 122] i64, b = 2: 50 us, 1.3x.
         let l = SliceKernel::new(&[2, 2, 2, 1, 106, 122], &[2, 2, 187, 2, 3], 2);
-        assert_eq!(tasks_at_two_threads(&l, 8, true), 1);
+        assert_eq!(engage_at_two_threads(&l, 8), Engage::Measured);
         // Small slices from data larger than an L2 count whole lines: 69384 slices of 46 bytes
         // from 17 MB (Gather [1652, 226, 23] u16 along axis 1 with 42 indices) take 175 us at
         // one thread, 0.63x that at two; 76827 3-D lookups of 28 bytes from 2.6 MB (404 us),
         // 0.56x. (Every L2 seen on x86 is at most 2 MiB.)
         let take = SliceKernel::take(&[1652, 226, 23], &[21, 2], 1, 0);
-        assert_eq!(tasks_at_two_threads(&take, 2, false), 2);
+        assert_eq!(engage_at_two_threads(&take, 2), Engage::Wake);
         let lookups = SliceKernel::new(&[3, 1, 50, 630, 1, 14], &[3, 1, 25609, 3], 2);
-        assert_eq!(tasks_at_two_threads(&lookups, 2, false), 2);
+        assert_eq!(engage_at_two_threads(&lookups, 2), Engage::Wake);
         // From data that stays in cache, their bytes: 82603 slices of 8 bytes from 110 KB
         // (Gather [4859, 3, 2, 2, 1] u16 along axis 1 with 17 indices), 67 us, 1.17x at two.
         let cached = SliceKernel::take(&[4859, 3, 2, 2, 1], &[1, 17], 1, 0);
-        assert_eq!(tasks_at_two_threads(&cached, 2, true), 1);
+        assert_eq!(engage_at_two_threads(&cached, 2), Engage::Measured);
         // Outer positions that walk the data in order share its lines, and a batch's indices:
         // 99493 bytes, one from each 13-byte row of 1.3 MB (Gather along axis 1 of [99493, 13]
         // u8 with a scalar index, 49 us at one task, 1.24x that at two) and 127680 bytes from
@@ -533,19 +533,18 @@ mod tests {
         // rounded to lines, 7.2 and 9.2 MB.
         let rows = SliceKernel::take(&[99493, 13], &[], 1, 0);
         assert_eq!(rows.work(1, 8), (99493, 7 + 1));
-        assert_eq!(tasks_at_two_threads(&rows, 1, true), 1);
+        assert_eq!(engage_at_two_threads(&rows, 1), Engage::Measured);
         let columns = SliceKernel::take(&[80, 76, 241], &[1, 21], 2, 0);
-        assert_eq!(tasks_at_two_threads(&columns, 1, true), 1);
+        assert_eq!(engage_at_two_threads(&columns, 1), Engage::Measured);
         // 4 of the 68 u16 of each of 34130 rows (4.6 MB; Gather [1, 34130, 68] along axis 2):
         // 59 us at one task, 1.2x that at two after an idle gap. A streamed walk is a copy of
         // its mean bytes: 2.6 MB, a task of its own only for an awake worker.
         let walk = SliceKernel::take(&[1, 34130, 68], &[1, 4], 2, 0);
-        assert_eq!(tasks_at_two_threads(&walk, 2, false), 1);
-        assert_eq!(tasks_at_two_threads(&walk, 2, true), 2);
+        assert_eq!(engage_at_two_threads(&walk, 2), Engage::Open);
         // 4 MiB copied: 130 us at one thread, 0.7x that at two.
         assert_eq!(
-            tasks_at_two_threads(&SliceKernel::new(&[4096, 256], &[4096, 1], 0), 4, false),
-            2
+            engage_at_two_threads(&SliceKernel::new(&[4096, 256], &[4096, 1], 0), 4),
+            Engage::Wake
         );
     }
 

@@ -278,7 +278,7 @@ typedef struct gk_options {
   void *parallel_for_ctx;
   /**
    * The most tasks `parallel_for` runs at once (0: the machine's cores). A call hands it at
-   * most 4 tasks per task it runs at once (chunks of at least 256 KiB moved, from 2 MiB),
+   * most 8 tasks per task it runs at once (chunks of at least 128 KiB moved, from 2 MiB),
    * counting at most `num_threads` at once.
    */
   size_t parallel_for_concurrency;

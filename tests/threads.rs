@@ -230,8 +230,8 @@ fn the_host_parallel_for_runs_every_task_and_a_broken_host_is_reported() {
     };
     assert_eq!(c_call(&options), (GK_STATUS_OK, String::new()));
     let ran = count.load(std::sync::atomic::Ordering::Relaxed);
-    // Chunks of at least 256 KiB, at most 4 per thread the host offers.
-    assert_eq!(ran, 12, "{ran} tasks for a 32 MiB call and concurrency 3");
+    // Chunks of at least 128 KiB, at most 8 per thread the host offers.
+    assert_eq!(ran, 24, "{ran} tasks for a 32 MiB call and concurrency 3");
     // num_threads still caps the tasks.
     count.store(0, std::sync::atomic::Ordering::Relaxed);
     let capped = gk_options {

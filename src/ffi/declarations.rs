@@ -268,7 +268,7 @@ pub struct gk_options {
     /// Passed to `parallel_for` as `host_ctx`.
     pub parallel_for_ctx: *mut c_void,
     /// The most tasks `parallel_for` runs at once (0: the machine's cores). A call hands it at
-    /// most 4 tasks per task it runs at once (chunks of at least 256 KiB moved, from 2 MiB),
+    /// most 8 tasks per task it runs at once (chunks of at least 128 KiB moved, from 2 MiB),
     /// counting at most `num_threads` at once.
     pub parallel_for_concurrency: usize,
 }

@@ -18,7 +18,7 @@ pub type ParallelForFn =
 /// A host's parallel-for, with its context and the most tasks it runs at once.
 ///
 /// gatherkit then starts no thread of its own for a call: it splits work of 2 MiB or more into
-/// chunks of at least 256 KiB, at most 4 per task that runs at once (`concurrency`, capped by
+/// chunks of at least 128 KiB, at most 8 per task that runs at once (`concurrency`, capped by
 /// `num_threads`), and hands them to `run` in one call. The host
 /// may run them in any order, on any threads, inline or serially; results and errors are the same
 /// whatever it does. A task never unwinds into the host's code.

@@ -10,6 +10,9 @@
 //! - a call never waits for a worker to become free: the calling thread claims tasks of its own
 //!   job until none is left, so calls from many host threads at once share the workers without
 //!   deadlock, and a call only waits for tasks a worker has already started;
+//! - a job is opened to workers, and a sleeping one woken, only when the call is worth it: at
+//!   once for large calls, otherwise once the caller's first tasks predict enough work left
+//!   ([`Engage`]);
 //! - after `fork()`, the child (whose copy of the pool has no threads) starts a fresh pool on its
 //!   first threaded call: the pool records the process id it was made in;
 //! - a worker that cannot be started (thread limit, `pthread_create` failing) only means the

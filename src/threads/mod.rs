@@ -26,7 +26,7 @@ const OPEN_AT_ONCE_BYTES: usize = 2 << 20;
 const WAKE_AT_ONCE_BYTES: usize = 4 << 20;
 
 /// Work is cut into chunks of at least this many bytes moved, at most [`CHUNKS_PER_THREAD`] per
-/// thread, from two chunks' worth on: what a call moves per byte varies 20-fold between kernels,
+/// thread, from [`MIN_SPLIT_BYTES`] on: what a call moves per byte varies 20-fold between kernels,
 /// shapes and machines (30-550 µs per counted MiB at one task on an Intel Xeon: a 3 MB Gather of
 /// 1800-byte slices took 212 µs, the counted bytes of a Zen 5 copy 30 µs), so below
 /// [`WAKE_AT_ONCE_BYTES`] the first chunks' time, not the byte count, decides whether helpers
@@ -35,6 +35,11 @@ const WAKE_AT_ONCE_BYTES: usize = 4 << 20;
 /// from 2.25x to 2.34x (seed 128; its worst configuration 0.46x -> 0.54x) and kept seed 125's
 /// (1.96x, 1.97x).
 const CHUNK_BYTES: usize = 128 << 10;
+
+/// Work under this many bytes moved stays on the calling thread, unchunked: a job's setup and
+/// a second chunk's cost about 1 µs, 6-9% of a 256 KiB GatherND or Gather (12-25 µs), and such
+/// a call is too short for the first chunk's time to ever call a helper.
+const MIN_SPLIT_BYTES: usize = 512 << 10;
 
 /// Chunks per thread at most: a helper that joins late still finds work, and the calling thread
 /// never waits long for the chunk a helper took last.
@@ -77,7 +82,7 @@ impl ThreadBudget {
         let min = if self.host.is_some() {
             OPEN_AT_ONCE_BYTES
         } else {
-            2 * CHUNK_BYTES
+            MIN_SPLIT_BYTES
         };
         if bytes < min || units < 2 || self.requested == 1 {
             return Parallel::inline(self.host);
@@ -192,8 +197,8 @@ mod tests {
     #[test]
     fn work_is_chunked_from_two_chunks_and_helpers_join_at_once_only_for_large_calls() {
         let split = |bytes: usize| split_at_two_threads((bytes / 1024, 1024));
-        assert_eq!(split(2 * CHUNK_BYTES - 1024).0, 1);
-        assert_eq!(split(2 * CHUNK_BYTES), (2, Engage::Measured));
+        assert_eq!(split(MIN_SPLIT_BYTES - 1024).0, 1);
+        assert_eq!(split(MIN_SPLIT_BYTES), (4, Engage::Measured));
         assert_eq!(split(MIB), (8, Engage::Measured));
         assert_eq!(split(2 * MIB - 1024), (15, Engage::Measured));
         assert_eq!(split(2 * MIB), (16, Engage::Open));

@@ -263,8 +263,9 @@ impl Pool {
                 *const (dyn Fn(usize) + Sync + 'static),
             >(erased)
         });
-        // No seats yet: the job is queued closed, and opened (seats set, `wanted` counted) when
-        // `engage` says, at once or after some of the caller's own tasks.
+        // Not queued yet: the job is opened (queued with its seats, counted in `wanted`) when
+        // `engage` says, at once or after some of the caller's own tasks; a job never opened
+        // costs no lock.
         let job = Arc::new(Job {
             task: task_ref,
             // Cannot truncate: `run` takes at most u32::MAX tasks (checked there).
@@ -274,7 +275,6 @@ impl Pool {
             active: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
         });
-        self.lock().jobs.push(Arc::clone(&job));
         let mut joined = match engage {
             Engage::Wake => self.open(&job, helpers, true),
             Engage::Open => self.open(&job, helpers, false),
@@ -293,12 +293,17 @@ impl Pool {
                 _ => {}
             }
         }
+        if joined == Joined::No {
+            // Never queued: no worker saw it, and the caller ran every task.
+            if job.panicked.load(Ordering::Relaxed) {
+                panic!("a gatherkit task panicked");
+            }
+            return;
+        }
         let mut queue = self.lock();
         if let Some(at) = queue.jobs.iter().position(|j| Arc::ptr_eq(j, &job)) {
             queue.jobs.swap_remove(at);
-            if job.open.load(Ordering::Relaxed) {
-                self.wanted.fetch_sub(1, Ordering::Release);
-            }
+            self.wanted.fetch_sub(1, Ordering::Release);
         }
         // No worker joins now (the job left the queue); the ones in it finish their tasks, most
         // often within microseconds of the caller on an even split. Sleeping on the condition
@@ -324,14 +329,15 @@ impl Pool {
         }
     }
 
-    /// Opens `job` to `helpers` workers (if it is not open yet) and, with `wake`, wakes as many
+    /// Opens `job` to `helpers` workers (queues it, if it is not open yet) and, with `wake`, wakes as many
     /// sleeping ones. Returns how far helpers have now joined.
-    fn open(&'static self, job: &Job, helpers: usize, wake: bool) -> Joined {
+    fn open(&'static self, job: &Arc<Job>, helpers: usize, wake: bool) -> Joined {
         self.start_workers(helpers);
         let to_wake = {
-            let _queue = self.lock();
+            let mut queue = self.lock();
             if !job.open.swap(true, Ordering::Relaxed) {
                 job.seats.store(helpers, Ordering::Relaxed);
+                queue.jobs.push(Arc::clone(job));
                 self.wanted.fetch_add(1, Ordering::Release);
             }
             if wake {

@@ -36,10 +36,11 @@ const WAKE_AT_ONCE_BYTES: usize = 4 << 20;
 /// (1.96x, 1.97x).
 const CHUNK_BYTES: usize = 128 << 10;
 
-/// Work under this many bytes moved stays on the calling thread, unchunked: a job's setup and
-/// a second chunk's cost about 1 µs, 6-9% of a 256 KiB GatherND or Gather (12-25 µs), and such
-/// a call is too short for the first chunk's time to ever call a helper.
-const MIN_SPLIT_BYTES: usize = 512 << 10;
+/// Work under this many bytes moved stays on the calling thread, unchunked: cut into chunks, a
+/// 256 KiB GatherND or Gather (12-25 µs) took 1.06-1.09x its 1-thread time at 2 threads, and a
+/// GatherND of 105 slices of 6968 bytes (731 KB, 27 µs) 1.04-1.08x, while such calls are too
+/// short for their first chunk's time to ever call a helper.
+const MIN_SPLIT_BYTES: usize = 1 << 20;
 
 /// Chunks per thread at most: a helper that joins late still finds work, and the calling thread
 /// never waits long for the chunk a helper took last.
@@ -198,8 +199,7 @@ mod tests {
     fn work_is_chunked_from_two_chunks_and_helpers_join_at_once_only_for_large_calls() {
         let split = |bytes: usize| split_at_two_threads((bytes / 1024, 1024));
         assert_eq!(split(MIN_SPLIT_BYTES - 1024).0, 1);
-        assert_eq!(split(MIN_SPLIT_BYTES), (4, Engage::Measured));
-        assert_eq!(split(MIB), (8, Engage::Measured));
+        assert_eq!(split(MIN_SPLIT_BYTES), (8, Engage::Measured));
         assert_eq!(split(2 * MIB - 1024), (15, Engage::Measured));
         assert_eq!(split(2 * MIB), (16, Engage::Open));
         assert_eq!(split(4 * MIB - 1024), (16, Engage::Open));

@@ -35,29 +35,15 @@ pub(crate) fn copy_slice<E: Copy>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit
     }
     let d = dst.as_mut_ptr().cast::<u8>();
     let s = src.as_ptr().cast::<u8>();
-    // SAFETY: each move reads `W` bytes at `s + 0` or `s + bytes - W` and writes them at the same
-    // offsets of `d`, with W <= bytes: within the first `bytes` bytes of both slices, which do
-    // not overlap (one is borrowed shared, the other exclusively). Unaligned reads and writes of
-    // byte arrays are allowed anywhere; the bytes are copied whole, so each `E` of `dst` ends up
+    // SAFETY: `bytes` (at most 32) bytes of both slices, which do not overlap (one is borrowed
+    // shared, the other exclusively); the bytes are copied whole, so each `E` of `dst` ends up
     // equal to the one in `src`.
-    unsafe {
-        if bytes >= 16 {
-            overlapping_pair::<16>(d, s, bytes);
-        } else if bytes >= 8 {
-            overlapping_pair::<8>(d, s, bytes);
-        } else if bytes >= 4 {
-            overlapping_pair::<4>(d, s, bytes);
-        } else if bytes >= 2 {
-            overlapping_pair::<2>(d, s, bytes);
-        } else if bytes == 1 {
-            *d = *s;
-        }
-    }
+    unsafe { copy_short(d, s, bytes) };
 }
 
 /// Copies `bytes` bytes, at most 64, from `s` to `d` inline (two overlapping moves of the
-/// widest width that fits), for callers that move the odd bytes of a line many times per call,
-/// where a `memcpy` call per move would cost more than the move.
+/// widest width that fits; 32 bytes take two 16-byte moves), for callers that move a few bytes
+/// many times per call, where a `memcpy` call per move would cost more than the move.
 ///
 /// # Safety
 /// `s` is readable and `d` writable for `bytes` bytes, `bytes <= 64`, and the two do not
@@ -65,10 +51,12 @@ pub(crate) fn copy_slice<E: Copy>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit
 #[inline(always)]
 pub(crate) unsafe fn copy_short(d: *mut u8, s: *const u8, bytes: usize) {
     debug_assert!(bytes <= 64);
-    // SAFETY: the caller's contract; each arm's width is at most `bytes` and at least half.
+    // SAFETY: the caller's contract; each arm's width is at most `bytes` and at least half:
+    // each move reads `W` bytes at `s + 0` or `s + bytes - W` and writes them at the same
+    // offsets of `d`. Unaligned reads and writes of byte arrays are allowed anywhere.
     #[allow(unused_unsafe)]
     unsafe {
-        if bytes >= 32 {
+        if bytes > 32 {
             overlapping_pair::<32>(d, s, bytes);
         } else if bytes >= 16 {
             overlapping_pair::<16>(d, s, bytes);

@@ -196,7 +196,7 @@ mod tests {
     const MIB: usize = 1 << 20;
 
     #[test]
-    fn work_is_chunked_from_two_chunks_and_helpers_join_at_once_only_for_large_calls() {
+    fn work_is_chunked_from_1_mib_and_helpers_join_at_once_only_for_large_calls() {
         let split = |bytes: usize| split_at_two_threads((bytes / 1024, 1024));
         assert_eq!(split(MIN_SPLIT_BYTES - 1024).0, 1);
         assert_eq!(split(MIN_SPLIT_BYTES), (8, Engage::Measured));

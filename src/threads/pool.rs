@@ -49,7 +49,7 @@ pub(super) const WAKE_WORTH: Duration = Duration::from_micros(60);
 /// How far helpers have joined a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Joined {
-    /// Not at all: the job is queued closed.
+    /// Not at all: the job is not queued.
     No,
     /// Open to awake helpers.
     Open,
@@ -94,9 +94,6 @@ struct Job {
     /// Workers that may still join (the call's concurrency minus the caller, from when the job
     /// is opened); changed under the queue lock.
     seats: AtomicUsize,
-    /// Whether the job was opened to helpers (and counted in the pool's `wanted`); changed
-    /// under the queue lock.
-    open: AtomicBool,
     /// Workers that joined and have not finished; changed under the queue lock, read by the
     /// waiting caller also without it.
     active: AtomicUsize,
@@ -271,13 +268,12 @@ impl Pool {
             // Cannot truncate: `run` takes at most u32::MAX tasks (checked there).
             unclaimed: AtomicU64::new(pack(0, tasks as u32)),
             seats: AtomicUsize::new(0),
-            open: AtomicBool::new(false),
             active: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
         });
         let mut joined = match engage {
-            Engage::Wake => self.open(&job, helpers, true),
-            Engage::Open => self.open(&job, helpers, false),
+            Engage::Wake => self.open(&job, helpers, Joined::No, true),
+            Engage::Open => self.open(&job, helpers, Joined::No, false),
             Engage::Measured => Joined::No,
         };
         let start = Instant::now();
@@ -288,8 +284,8 @@ impl Pool {
                 continue;
             }
             match (joined, helpers_worth(start.elapsed(), done, job.left())) {
-                (Joined::No, Joined::Open) => joined = self.open(&job, helpers, false),
-                (_, Joined::Woken) => joined = self.open(&job, helpers, true),
+                (Joined::No, Joined::Open) => joined = self.open(&job, helpers, joined, false),
+                (_, Joined::Woken) => joined = self.open(&job, helpers, joined, true),
                 _ => {}
             }
         }
@@ -329,13 +325,13 @@ impl Pool {
         }
     }
 
-    /// Opens `job` to `helpers` workers (queues it, if it is not open yet) and, with `wake`, wakes as many
-    /// sleeping ones. Returns how far helpers have now joined.
-    fn open(&'static self, job: &Arc<Job>, helpers: usize, wake: bool) -> Joined {
+    /// Opens `job` to `helpers` workers (queues it, when helpers have not `joined` it yet) and,
+    /// with `wake`, wakes as many sleeping ones. Returns how far helpers have now joined.
+    fn open(&'static self, job: &Arc<Job>, helpers: usize, joined: Joined, wake: bool) -> Joined {
         self.start_workers(helpers);
         let to_wake = {
             let mut queue = self.lock();
-            if !job.open.swap(true, Ordering::Relaxed) {
+            if joined == Joined::No {
                 job.seats.store(helpers, Ordering::Relaxed);
                 queue.jobs.push(Arc::clone(job));
                 self.wanted.fetch_add(1, Ordering::Release);
@@ -499,7 +495,6 @@ mod tests {
             task: TaskRef(&|_: usize| {}),
             unclaimed: AtomicU64::new(pack(0, 5)),
             seats: AtomicUsize::new(0),
-            open: AtomicBool::new(false),
             active: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
         };

@@ -161,10 +161,11 @@ impl<'o, E: RawElement> LineStream<'o, E> {
         }
     }
 
-    /// Appends `src` after what was pushed before. Cannot fail: callers push exactly the
-    /// output's elements (checked, as the raw copies rely on it).
+    /// Appends `src` after what was pushed before (its bytes, as [`stream_copy`] copies them).
+    /// Cannot fail: callers push exactly the output's elements (checked, as the raw copies rely
+    /// on it).
     #[inline(always)]
-    pub(crate) fn push(&mut self, src: &[E]) {
+    pub(crate) fn push(&mut self, src: &[MaybeUninit<E>]) {
         let pushed = self.stored + self.held;
         assert!(std::mem::size_of_val(src) <= std::mem::size_of_val(self.out) - pushed);
         #[cfg(target_arch = "x86_64")]
@@ -209,7 +210,7 @@ impl<'o, E: RawElement> LineStream<'o, E> {
         {
             // Nothing is held without non-temporal stores: `stored` is whole elements.
             let at = pushed / std::mem::size_of::<E>();
-            self.out[at..at + src.len()].copy_from_slice(as_uninit(src));
+            self.out[at..at + src.len()].copy_from_slice(src);
             self.stored += std::mem::size_of_val(src);
         }
     }
@@ -249,58 +250,6 @@ impl<E: RawElement> Drop for LineStream<'_, E> {
     }
 }
 
-/// Writes `out` with non-temporal stores through `buffer`, an L1 staging area, in pieces that
-/// `fill` produces: `fill(start, staged)` writes `out[start..start + staged.len()]`'s values
-/// into `staged`, for consecutive pieces of `piece_len` elements from 0 (the last one shorter).
-/// Only whole lines of `out` are streamed: what a piece leaves of a line is carried to the front
-/// of the buffer and goes out with the next piece, so the only lines written with ordinary
-/// stores are the partial ones at either end of `out`. Stops at `fill`'s first error (the rest
-/// of `out` is then unwritten). Callers end their work with [`stream_fence`].
-///
-/// `piece_len` must be at least 1 and at most [`piece_room`] of the buffer, which leaves room
-/// for the carried line.
-pub(crate) fn stream_in_pieces<E: RawElement, X>(
-    out: &mut [MaybeUninit<E>],
-    buffer: &mut [MaybeUninit<E>],
-    piece_len: usize,
-    mut fill: impl FnMut(usize, &mut [MaybeUninit<E>]) -> Result<(), X>,
-) -> Result<(), X> {
-    let size = std::mem::size_of::<E>();
-    // Cannot fail for the callers' sizes; a real check, since the carry below relies on it.
-    assert!(piece_len >= 1 && piece_len <= piece_room::<E>(buffer.len()));
-    let out_start = out.as_ptr() as usize;
-    // out[..written] is stored; buffer[..carry] holds out[written..written + carry].
-    let (mut written, mut carry) = (0, 0);
-    while written + carry < out.len() {
-        let start = written + carry;
-        let n = piece_len.min(out.len() - start);
-        // Cannot panic: carry is less than a line (below), so carry + n <= buffer.len().
-        fill(start, &mut buffer[carry..carry + n])?;
-        let end = start + n;
-        // Up to the last line boundary of `out` at or before `end` (to `end` at the very end).
-        // Elements divide a line (1 to 16 bytes), so the boundary is an element's.
-        let stop = if end == out.len() {
-            end
-        } else {
-            // Before `out` starts (a short first piece of a misaligned `out`): nothing yet.
-            let past_boundary = (out_start.wrapping_add(end * size) % LINE) / size;
-            end.saturating_sub(past_boundary).max(written)
-        };
-        let flushed = stop - written;
-        stream_copy(&mut out[written..stop], &buffer[..flushed]);
-        buffer.copy_within(flushed..end - written, 0);
-        carry = end - stop;
-        written = stop;
-    }
-    Ok(())
-}
-
-/// The most elements of `E` a piece of [`stream_in_pieces`] may hold in a buffer of
-/// `buffer_len` elements: the rest is room for the line carried from the piece before.
-pub(crate) fn piece_room<E>(buffer_len: usize) -> usize {
-    buffer_len.saturating_sub((LINE / std::mem::size_of::<E>()).max(1))
-}
-
 /// A cache line.
 const LINE: usize = 64;
 
@@ -318,61 +267,6 @@ pub(crate) fn stream_fence() {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pieces_streamed_through_a_buffer_land_in_order_for_any_alignment() {
-        // u16 elements (32 per line), a 64-element buffer, pieces of 1-32 elements, outputs of
-        // 0-200 elements starting at every element offset of a line.
-        let mut store = vec![MaybeUninit::new(0u16); 256 + 32];
-        let mut buffer = vec![MaybeUninit::new(0u16); 64];
-        for offset in 0..32 {
-            for len in [0usize, 1, 5, 31, 32, 33, 64, 100, 200] {
-                for piece in [1usize, 7, 30, 32] {
-                    let out = &mut store[offset..offset + len];
-                    let mut calls = Vec::new();
-                    let done: Result<(), ()> =
-                        stream_in_pieces(out, &mut buffer, piece, |at, staged| {
-                            calls.push((at, staged.len()));
-                            for (i, v) in staged.iter_mut().enumerate() {
-                                *v = MaybeUninit::new((at + i) as u16 * 3 + 1);
-                            }
-                            Ok(())
-                        });
-                    stream_fence();
-                    assert!(done.is_ok());
-                    let expected: Vec<_> = (0..len.div_ceil(piece))
-                        .map(|p| (p * piece, piece.min(len - p * piece)))
-                        .collect();
-                    assert_eq!(calls, expected, "offset {offset} len {len} piece {piece}");
-                    for (i, v) in store[offset..offset + len].iter().enumerate() {
-                        // SAFETY: the store was initialized, and stream_in_pieces writes values.
-                        let v = unsafe { v.assume_init() };
-                        assert_eq!(
-                            v,
-                            i as u16 * 3 + 1,
-                            "offset {offset} len {len} piece {piece}"
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn streaming_through_a_buffer_stops_at_the_first_failed_piece() {
-        let mut out = vec![MaybeUninit::new(0u32); 100];
-        let mut buffer = vec![MaybeUninit::new(0u32); 64];
-        let mut pieces = 0;
-        let done = stream_in_pieces(&mut out, &mut buffer, 10, |at, _| {
-            pieces += 1;
-            if at == 30 {
-                Err(at)
-            } else {
-                Ok(())
-            }
-        });
-        assert_eq!((done, pieces), (Err(30), 4));
-    }
 
     /// Pushes `pieces` (lengths, in order) of values `i * 7 + 1` (element i, as bytes of
     /// `E`) into `out` through a line stream, pushing `count` of them before dropping it; returns
@@ -394,7 +288,7 @@ mod tests {
         let mut stream = LineStream::new(out);
         let mut at = 0;
         for &len in pieces.iter().take(count) {
-            stream.push(&values[at..at + len]);
+            stream.push(as_uninit(&values[at..at + len]));
             at += len;
         }
         drop(stream);

@@ -145,7 +145,7 @@ impl BatchRun<'_> {
                 // The stream knows where each slice goes: no slot.
                 let slots = std::iter::repeat(());
                 self.copy_each::<E, I, N, K, _>(batch, idx, first, tuples, slots, |_, src| {
-                    stream.push(src)
+                    stream.push(as_uninit(src))
                 });
             }
         }

@@ -16,9 +16,7 @@ mod short_runs;
 use crate::kernels::cache::{fits_l2, stays_in_l3};
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::INDEX_BLOCK;
-use crate::kernels::stream::{
-    piece_room, stream_fence, stream_in_pieces, LineStream, Staging, STREAM_MIN_BYTES,
-};
+use crate::kernels::stream::{stream_fence, LineStream, Staging, STREAM_MIN_BYTES};
 use crate::kernels::{known_or, BadIndex, Kernel};
 use crate::repr::IndexElement;
 use crate::repr::RawElement;
@@ -279,13 +277,14 @@ impl SliceKernel {
         })
     }
 
-    /// Tuples `range` (output order) into `out` through an L1 staging buffer, which goes out
-    /// with non-temporal stores in whole lines ([`stream_in_pieces`]): slices streamed one by
-    /// one would leave partial lines. The buffer is filled in pieces of whole tuples that cross
-    /// runs, by the cached path: staged per run, runs of a few tuples (Gather along the last
-    /// axis of a [2191671, 10] u32 tensor with 3 indices, or GatherND with 3 tuples per batch)
-    /// each paid a piece's setup and a copy call for 12 bytes, 18 ms at one thread where the
-    /// cached loop moves those bytes in 3.5 ms.
+    /// Tuples `range` (output order) into `out` through an L1 staging buffer, whose pieces go
+    /// out through the task's [`LineStream`]: slices of a few bytes pushed one by one would pay
+    /// the stream's per-piece work for each. The buffer is filled in pieces of whole tuples that
+    /// cross runs, by the cached path: staged per run, runs of a few tuples (Gather along the
+    /// last axis of a [2191671, 10] u32 tensor with 3 indices, or GatherND with 3 tuples per
+    /// batch) each paid a piece's setup and a copy call for 12 bytes, 18 ms at one thread where
+    /// the cached loop moves those bytes in 3.5 ms. Stops at the first piece with a bad index
+    /// (the pieces before it are written).
     #[inline(always)]
     fn gather_staged<E: RawElement, I: IndexElement, const N: usize, const K: usize>(
         &self,
@@ -301,13 +300,18 @@ impl SliceKernel {
         let buffer = staging.elements::<E>();
         // Whole tuples per piece. Not zero: N <= 16 elements of at most 16 bytes is far less
         // than the buffer.
-        let piece_tuples = piece_room::<E>(buffer.len()) / len;
-        stream_in_pieces(out, buffer, piece_tuples * len, |at, staged| {
-            // Pieces start on tuples: `at` is a multiple of piece_tuples * len.
-            let first = range.start + at / len;
-            let tuples = first..first + staged.len() / len;
-            self.gather_range::<E, I, N, K>(run, data, indices, tuples, staged, scratch)
-        })
+        let piece_tuples = buffer.len() / len;
+        // Dropped on every return, which stores the stream's partial last line.
+        let mut stream = LineStream::new(out);
+        let mut first = range.start;
+        while first < range.end {
+            let tuples = first..(first + piece_tuples).min(range.end);
+            let staged = &mut buffer[..tuples.len() * len];
+            self.gather_range::<E, I, N, K>(run, data, indices, tuples.clone(), staged, scratch)?;
+            stream.push(staged);
+            first = tuples.end;
+        }
+        Ok(())
     }
 
     /// Tuples `range` (output order) into `out` with the run's stores (non-temporal only for

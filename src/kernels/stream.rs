@@ -2,7 +2,9 @@
 //!
 //! A normal store first reads the destination cache line, so an output far larger than the
 //! caches costs its size twice in memory traffic. Non-temporal stores write whole lines without
-//! reading them. Kernels gather into a small buffer in L1 and hand it to [`stream_copy`].
+//! reading them. Which outputs stream is one rule ([`streams_output`]); the slice kernels and the
+//! strided walk write them through a [`LineStream`] (whole lines only, whatever their slices'
+//! lengths), a scatter's copy of its data with [`stream_copy`].
 
 use crate::kernels::copy::copy_short;
 use crate::repr::RawElement;
@@ -16,16 +18,40 @@ use std::mem::MaybeUninit;
 /// (8 MiB was the threshold before); every streamed W1-W9 output is 32 MiB or more.
 pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BYTES;
 
-/// Rows that are streamed one by one ([`stream_copy`]: the strided kernel's) are from this many
-/// bytes (15 lines) on, where the partial lines at a row's ends are at most 2 in 16; shorter
-/// ones go through the cache. Each row streamed on its own leaves partial lines at its ends,
-/// written with ordinary stores beside the streamed ones, and short rows are copied faster than
-/// that pattern drains. Measured on a Zen 4 with the slice kernel, before it joined its slices
-/// into whole lines ([`LineStream`]): Gather of 400-byte slices (24 per outer position from a
-/// 1600-byte slab) into a 78 MB output took 9.1 ms streamed slice by slice, 3.4 ms through the
-/// cache (ONNX Runtime 3.4 ms); 392-byte slices alike; 448-byte slices 5.1 against 4.8 ms. From
-/// 1020 bytes on, slice by slice took 0.86-1.03x the cached time.
-pub(crate) const STREAM_SLICE_BY_SLICE_MIN_BYTES: usize = 15 * LINE;
+/// Whether an output of `tuples` slices (or rows copied whole) of `slice_bytes` goes out with
+/// non-temporal stores, for the slice kernels and the strided walk alike: when it is too large to stay in cache ([`STREAM_MIN_BYTES`]) and its slices are of compile-time
+/// length (`known_len`: staged), or of a length that streams faster than it goes through the
+/// cache: longer than a line when a run's slices lie in a span that fits a core's L2
+/// (`span_fits_l2`: their reads hit), from [`STREAM_MISSED_SLICE_MIN_BYTES`] when they miss.
+///
+/// Slices of run-time length are joined into whole lines as they are copied
+/// ([`LineStream`]), so the partial lines at their ends cost nothing. What a stream costs is
+/// its line buffer per slice and, where reads miss, the fill buffers its stores hold, which the
+/// misses need. Measured on an Intel Xeon with 2 MiB of L2 (one build, the rule toggled between
+/// alternating calls), time streamed / through the cache, 32-48 MiB outputs:
+/// - Gather of 24 slices per outer position from a 10-slice slab (reads hit): 20-48 bytes
+///   1.09-1.41x; 60 0.90x; 68 0.78x; 80 0.74x (2 threads 0.56x); 128 0.66x; 160-600
+///   0.58-0.77x, where through the cache 80-160 bytes took 1.12-1.17x ONNX Runtime's time at 2
+///   threads.
+/// - Rows from 128 MiB at random (reads miss): 20-60 bytes 1.43-1.54x; 68-128 bytes
+///   1.08-1.26x; 160 bytes 1.00x (2 threads 0.89x); 192 0.92x; 256 0.83x; 1000 0.68x.
+pub(crate) fn streams_output(
+    known_len: bool,
+    slice_bytes: usize,
+    tuples: usize,
+    span_fits_l2: bool,
+) -> bool {
+    let long_enough = if span_fits_l2 {
+        slice_bytes > LINE
+    } else {
+        slice_bytes >= STREAM_MISSED_SLICE_MIN_BYTES
+    };
+    (known_len || long_enough) && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES
+}
+
+/// Slices whose reads miss stream from this many bytes (two lines and a half); see
+/// [`streams_output`].
+const STREAM_MISSED_SLICE_MIN_BYTES: usize = 160;
 
 /// Bytes of a [`Staging`] buffer: small enough to stay in L1 beside the loop's other data.
 pub(crate) const STAGING_BYTES: usize = 4 << 10;
@@ -250,6 +276,44 @@ impl<E: RawElement> Drop for LineStream<'_, E> {
     }
 }
 
+/// Where a task's slices (or rows) go, in output order: the kernels that copy whole slices
+/// write through it, so that one loop serves a cached and a streamed output.
+pub(crate) enum SliceOut<'a, 'o, E: RawElement> {
+    /// This part of the output, written with ordinary stores.
+    Cached(&'a mut [MaybeUninit<E>]),
+    /// The task's output stream: appended with non-temporal stores in whole lines.
+    Streamed(&'a mut LineStream<'o, E>),
+}
+
+impl<'o, E: RawElement> SliceOut<'_, 'o, E> {
+    /// The next `len` elements of the output; `self` continues after them. Cannot fail for a
+    /// part of the output: callers take exactly its slices (`split_at_mut` checks).
+    pub(crate) fn front(&mut self, len: usize) -> SliceOut<'_, 'o, E> {
+        match self {
+            SliceOut::Cached(out) => {
+                let (head, tail) = std::mem::take(out).split_at_mut(len);
+                *out = tail;
+                SliceOut::Cached(head)
+            }
+            SliceOut::Streamed(stream) => SliceOut::Streamed(stream),
+        }
+    }
+
+    /// Element `i` of this part of the output (of a stream: the next one, `i` counting those
+    /// put into this part before).
+    #[inline(always)]
+    pub(crate) fn put(&mut self, i: usize, value: E) {
+        match self {
+            SliceOut::Cached(out) => {
+                out[i].write(value);
+            }
+            SliceOut::Streamed(stream) => {
+                stream.push(std::slice::from_ref(&MaybeUninit::new(value)))
+            }
+        }
+    }
+}
+
 /// A cache line.
 const LINE: usize = 64;
 
@@ -358,6 +422,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn outputs_stream_past_the_cache_in_slices_longer_than_a_line_or_staged() {
+        // Gather of 195240 slices of 400 bytes (78 MB) streams, from a slab in cache or not;
+        // 68-byte slices from a slab in cache stream, from 128 MiB at random they do not, nor
+        // do 128-byte ones (1.08x as long streamed); 160-byte ones do. A line or less from a
+        // slab in cache never (48 bytes: 1.21x as long). 16-byte slices of compile-time length
+        // are staged; an output that stays in the L3 never streams.
+        assert!(streams_output(false, 400, 195_240, true));
+        assert!(streams_output(false, 400, 195_240, false));
+        assert!(streams_output(false, 68, 1 << 20, true));
+        assert!(!streams_output(false, 68, 1 << 20, false));
+        assert!(!streams_output(false, 128, 1 << 20, false));
+        assert!(streams_output(false, 160, 1 << 20, false));
+        assert!(!streams_output(false, 64, 1 << 20, true));
+        assert!(!streams_output(false, 48, 1 << 20, true));
+        assert!(!streams_output(false, 1020, 1_000, true));
+        assert!(streams_output(true, 16, 2_097_152, false));
+        assert!(!streams_output(true, 16, 1 << 16, true));
     }
 
     #[test]

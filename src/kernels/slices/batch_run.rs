@@ -5,9 +5,8 @@ use crate::kernels::copy::copy_slice;
 use crate::kernels::known_or;
 use crate::kernels::prefetch::prefetch_range_in;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
-use crate::kernels::stream::{as_uninit, LineStream};
+use crate::kernels::stream::{as_uninit, SliceOut};
 use crate::repr::{IndexElement, RawElement};
-use std::mem::MaybeUninit;
 
 /// A task's buffers, on the heap (the README promises calls at most 4 KiB of stack) and reused
 /// for every run and block of the task.
@@ -23,29 +22,6 @@ impl Scratch {
         Scratch {
             components: Components::new(),
             table: Vec::new(),
-        }
-    }
-}
-
-/// Where a run's slices go, in output order.
-pub(super) enum SliceOut<'a, 'o, E: RawElement> {
-    /// This part of the output, written with ordinary stores.
-    Cached(&'a mut [MaybeUninit<E>]),
-    /// The task's output stream: appended with non-temporal stores in whole lines.
-    Streamed(&'a mut LineStream<'o, E>),
-}
-
-impl<'o, E: RawElement> SliceOut<'_, 'o, E> {
-    /// The next `len` elements of the output; `self` continues after them. Cannot fail for a
-    /// part of the output: callers take exactly its slices (`split_at_mut` checks).
-    pub(super) fn front(&mut self, len: usize) -> SliceOut<'_, 'o, E> {
-        match self {
-            SliceOut::Cached(out) => {
-                let (head, tail) = std::mem::take(out).split_at_mut(len);
-                *out = tail;
-                SliceOut::Cached(head)
-            }
-            SliceOut::Streamed(stream) => SliceOut::Streamed(stream),
         }
     }
 }

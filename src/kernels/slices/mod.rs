@@ -16,13 +16,13 @@ mod short_runs;
 use crate::kernels::cache::{fits_l2, stays_in_l3};
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::INDEX_BLOCK;
-use crate::kernels::stream::{stream_fence, LineStream, Staging, STREAM_MIN_BYTES};
+use crate::kernels::stream::{stream_fence, streams_output, LineStream, SliceOut, Staging};
 use crate::kernels::{known_or, BadIndex, Kernel};
 use crate::repr::IndexElement;
 use crate::repr::RawElement;
 use crate::shape::{saturating_product, Dims};
 use crate::threads::Parallel;
-use batch_run::{BatchRun, Scratch, SliceOut};
+use batch_run::{BatchRun, Scratch};
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
@@ -400,36 +400,6 @@ impl SliceKernel {
     }
 }
 
-/// Whether an output of `tuples` slices of `slice_bytes` goes out with non-temporal stores: when
-/// it is too large to stay in cache ([`STREAM_MIN_BYTES`]) and its slices are of compile-time
-/// length (`known_len`: staged), or of a length that streams faster than it goes through the
-/// cache: longer than a line when a run's slices lie in a span that fits a core's L2
-/// (`span_fits_l2`: their reads hit), from [`STREAM_MISSED_SLICE_MIN_BYTES`] when they miss.
-///
-/// Slices of run-time length are joined into whole lines as they are copied
-/// ([`LineStream`]), so the partial lines at their ends cost nothing. What a stream costs is
-/// its line buffer per slice and, where reads miss, the fill buffers its stores hold, which the
-/// misses need. Measured on an Intel Xeon with 2 MiB of L2 (one build, the rule toggled between
-/// alternating calls), time streamed / through the cache, 32-48 MiB outputs:
-/// - Gather of 24 slices per outer position from a 10-slice slab (reads hit): 20-48 bytes
-///   1.09-1.41x; 60 0.90x; 68 0.78x; 80 0.74x (2 threads 0.56x); 128 0.66x; 160-600
-///   0.58-0.77x, where through the cache 80-160 bytes took 1.12-1.17x ONNX Runtime's time at 2
-///   threads.
-/// - Rows from 128 MiB at random (reads miss): 20-60 bytes 1.43-1.54x; 68-128 bytes
-///   1.08-1.26x; 160 bytes 1.00x (2 threads 0.89x); 192 0.92x; 256 0.83x; 1000 0.68x.
-fn streams_output(known_len: bool, slice_bytes: usize, tuples: usize, span_fits_l2: bool) -> bool {
-    let long_enough = if span_fits_l2 {
-        slice_bytes > LINE
-    } else {
-        slice_bytes >= STREAM_MISSED_SLICE_MIN_BYTES
-    };
-    (known_len || long_enough) && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES
-}
-
-/// Slices whose reads miss stream from this many bytes (two lines and a half); see
-/// [`streams_output`].
-const STREAM_MISSED_SLICE_MIN_BYTES: usize = 160;
-
 /// How many tuples ahead the slice to come is asked for (0: none). Far enough ahead to cover a
 /// memory latency, 64 tuples for small slices and fewer (at least the next one) for large ones;
 /// but not at all from data that fits a core's L2, as Gather's reusing loop already decides
@@ -579,26 +549,6 @@ mod tests {
         // A slice shorter than a line, and elements wider than one.
         assert_eq!(slice_prefetch_len(l2, 5, 4), 5);
         assert_eq!(slice_prefetch_len(l2, 100, 16), 4);
-    }
-
-    #[test]
-    fn outputs_stream_past_the_cache_in_slices_longer_than_a_line_or_staged() {
-        // Gather of 195240 slices of 400 bytes (78 MB) streams, from a slab in cache or not;
-        // 68-byte slices from a slab in cache stream, from 128 MiB at random they do not, nor
-        // do 128-byte ones (1.08x as long streamed); 160-byte ones do. A line or less from a
-        // slab in cache never (48 bytes: 1.21x as long). 16-byte slices of compile-time length
-        // are staged; an output that stays in the L3 never streams.
-        assert!(streams_output(false, 400, 195_240, true));
-        assert!(streams_output(false, 400, 195_240, false));
-        assert!(streams_output(false, 68, 1 << 20, true));
-        assert!(!streams_output(false, 68, 1 << 20, false));
-        assert!(!streams_output(false, 128, 1 << 20, false));
-        assert!(streams_output(false, 160, 1 << 20, false));
-        assert!(!streams_output(false, 64, 1 << 20, true));
-        assert!(!streams_output(false, 48, 1 << 20, true));
-        assert!(!streams_output(false, 1020, 1_000, true));
-        assert!(streams_output(true, 16, 2_097_152, false));
-        assert!(!streams_output(true, 16, 1 << 16, true));
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Outer positions that reuse a batch's few indices (Gather along a late axis): the indices are
 //! read and resolved once per batch and task, then only copies run.
 
-use super::batch_run::{BatchRun, Scratch, SliceOut};
+use super::batch_run::{BatchRun, Scratch};
 use super::SliceKernel;
 use crate::kernels::copy::copy_slice;
 use crate::kernels::prefetch::prefetch_range_in;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::stream::as_uninit;
+use crate::kernels::stream::SliceOut;
 use crate::kernels::{known_or, BadIndex};
 use crate::repr::{IndexElement, RawElement};
 use std::mem::MaybeUninit;

@@ -18,11 +18,10 @@ mod walk;
 
 pub(crate) use walk::{TupleDim, Walk, WalkDim};
 
+use super::cache::fits_l2;
 use super::parallel::split_units;
 use super::prefetch::prefetch_range;
-use super::stream::{
-    as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES, STREAM_SLICE_BY_SLICE_MIN_BYTES,
-};
+use super::stream::{as_uninit, stream_fence, streams_output, LineStream, SliceOut};
 use super::{known_or, resolve_index, BadIndex};
 use crate::repr::{IndexElement, RawElement};
 use crate::threads::Parallel;
@@ -91,24 +90,45 @@ fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
         component: walk.component,
     };
     let len = out.len();
-    // Rows copied whole go straight to memory when the output is too large to stay in cache
-    // anyway (the dense kernels' rule).
-    let row_bytes = row.size.saturating_mul(size_of::<E>());
-    let stream = row.index == 0
-        && row.data == 1
-        && row_bytes >= STREAM_SLICE_BY_SLICE_MIN_BYTES
-        && len.saturating_mul(size_of::<E>()) >= STREAM_MIN_BYTES;
+    let stream = streams_rows(row, len, size_of::<E>(), size_of_val(data.elements));
     split_units(out, len, 1, par, |range, chunk| {
-        let result = gather_range(&tuple, outer, row, data, indices, range, chunk, stream);
-        if stream {
-            stream_fence();
+        if !stream {
+            return gather_range(
+                &tuple,
+                outer,
+                row,
+                data,
+                indices,
+                range,
+                SliceOut::Cached(chunk),
+            );
         }
+        // Dropped before the fence, on every return: it stores the partial last line.
+        let result = {
+            let mut stream = LineStream::new(chunk);
+            let out = SliceOut::Streamed(&mut stream);
+            gather_range(&tuple, outer, row, data, indices, range, out)
+        };
+        stream_fence();
         result
     })
 }
 
-/// Output elements `range` (row-major positions) into `chunk`.
-#[allow(clippy::too_many_arguments)]
+/// Whether a walk's output of `len` elements of `element_size` bytes goes out with
+/// non-temporal stores: only rows copied whole (the index fixed along the row, the data
+/// contiguous), joined into whole lines, by the slice kernels' rule ([`streams_output`]); their
+/// reads hit when the data (`data_bytes`, the buffer the view lies in) fits a core's L2. Rows of
+/// 512 bytes into a 102 MB output (GatherElements with an index broadcast along rows) took 0.49x
+/// the time they took through the cache, 1 KiB rows of a stepped view streamed one by one 0.45x
+/// (Intel Xeon, `bench/strided.py`).
+fn streams_rows(row: WalkDim, len: usize, element_size: usize, data_bytes: usize) -> bool {
+    let row_bytes = row.size.saturating_mul(element_size);
+    row.index == 0
+        && row.data == 1
+        && streams_output(false, row_bytes, len / row.size.max(1), fits_l2(data_bytes))
+}
+
+/// Output elements `range` (row-major positions) into `out`, which holds exactly those.
 #[inline(always)]
 fn gather_range<E: RawElement, I: IndexElement>(
     tuple: &Tuple<'_>,
@@ -117,17 +137,15 @@ fn gather_range<E: RawElement, I: IndexElement>(
     data: Source<'_, E>,
     indices: Source<'_, I>,
     range: std::ops::Range<usize>,
-    chunk: &mut [MaybeUninit<E>],
-    stream: bool,
+    mut rest: SliceOut<'_, '_, E>,
 ) -> Result<(), BadIndex> {
     // Cannot divide by zero: the output has elements, so every size is >= 1.
     let mut rows = Odometer::at(outer, range.start / row.size);
     let column = range.start % row.size;
-    let mut rest = chunk;
+    let mut left = range.len();
     if column != 0 {
-        // The chunk starts inside a row: finish that row first.
-        let n = (row.size - column).min(rest.len());
-        let (now, later) = std::mem::take(&mut rest).split_at_mut(n);
+        // The range starts inside a row: finish that row first.
+        let n = (row.size - column).min(left);
         let c = column as isize;
         let start = Offsets {
             data: rows.at.data.wrapping_add(c.wrapping_mul(row.data)),
@@ -137,17 +155,17 @@ fn gather_range<E: RawElement, I: IndexElement>(
                 .position
                 .wrapping_add(column.wrapping_mul(row.position)),
         };
-        copy_row(tuple, row, data, indices, start, now, stream)?;
-        rest = later;
+        copy_row(tuple, row, data, indices, start, rest.front(n), n)?;
+        left -= n;
         rows.advance();
     }
-    if row.index == 0 && rest.len() >= row.size {
+    if row.index == 0 && left >= row.size {
         // Whole rows along which the index does not move: each row's tuple is read, checked and
         // its data row prefetched `ahead` rows before the row is copied, so that the rows
         // (random ones, for a lookup) load while others are copied rather than one after
         // another.
         let ahead = (PREFETCH_AHEAD_BYTES / (row.size * size_of::<E>()).max(1)).clamp(2, RING - 1);
-        let rows_here = rest.len() / row.size;
+        let rows_here = left / row.size;
         let mut ring = Ring::new();
         while ring.resolved < rows_here.min(ahead) && ring.bad.is_none() {
             ring.resolve_next(tuple, &mut rows, row, data, indices);
@@ -156,19 +174,17 @@ fn gather_range<E: RawElement, I: IndexElement>(
             if ring.resolved < rows_here && ring.bad.is_none() {
                 ring.resolve_next(tuple, &mut rows, row, data, indices);
             }
-            let (now, later) = std::mem::take(&mut rest).split_at_mut(row.size);
-            copy_run(row, data, base, now, stream);
-            rest = later;
+            copy_run(row, data, base, rest.front(row.size), row.size);
+            left -= row.size;
         }
         if let Some(found) = ring.bad {
             return Err(found);
         }
     }
-    while !rest.is_empty() {
-        let n = row.size.min(rest.len());
-        let (now, later) = std::mem::take(&mut rest).split_at_mut(n);
-        copy_row(tuple, row, data, indices, rows.at, now, stream)?;
-        rest = later;
+    while left > 0 {
+        let n = row.size.min(left);
+        copy_row(tuple, row, data, indices, rows.at, rest.front(n), n)?;
+        left -= n;
         rows.advance();
     }
     Ok(())
@@ -277,7 +293,7 @@ impl Tuple<'_> {
     }
 }
 
-/// One row of the output.
+/// `n` elements of one row of the output, from offsets `start`, into `out`.
 #[inline(always)]
 fn copy_row<E: RawElement, I: IndexElement>(
     tuple: &Tuple<'_>,
@@ -285,21 +301,23 @@ fn copy_row<E: RawElement, I: IndexElement>(
     data: Source<'_, E>,
     indices: Source<'_, I>,
     start: Offsets,
-    out: &mut [MaybeUninit<E>],
-    stream: bool,
+    out: SliceOut<'_, '_, E>,
+    n: usize,
 ) -> Result<(), BadIndex> {
     if row.index == 0 {
         // The index does not move along the row: one tuple decides the whole row.
         let base = start
             .data
             .wrapping_add(tuple.offset(indices, start.index, start.position)?);
-        copy_run(row, data, base, out, stream);
+        copy_run(row, data, base, out, n);
         return Ok(());
     }
+    // (Never streamed: only rows copied whole are.)
+    let mut out = out;
     let mut at = start;
-    for o in out.iter_mut() {
+    for i in 0..n {
         let offset = tuple.offset(indices, at.index, at.position)?;
-        o.write(data.at(at.data.wrapping_add(offset)));
+        out.put(i, data.at(at.data.wrapping_add(offset)));
         at.data = at.data.wrapping_add(row.data);
         at.index = at.index.wrapping_add(row.index);
         at.position = at.position.wrapping_add(row.position);
@@ -307,36 +325,38 @@ fn copy_row<E: RawElement, I: IndexElement>(
     Ok(())
 }
 
-/// The data elements from offset `base` on, `row.data` apart, into `out`.
+/// `n` data elements from offset `base` on, `row.data` apart, into `out`.
 #[inline(always)]
 fn copy_run<E: RawElement>(
     row: WalkDim,
     data: Source<'_, E>,
     base: isize,
-    out: &mut [MaybeUninit<E>],
-    stream: bool,
+    out: SliceOut<'_, '_, E>,
+    n: usize,
 ) {
-    if row.data == 1 {
-        // Cannot panic for a validated call (see `Source::at`): the run's first and last
-        // elements are elements of the data view.
-        let first = (data.origin as isize).wrapping_add(base) as usize;
-        let source = as_uninit(&data.elements[first..first + out.len()]);
-        if stream {
-            stream_copy(out, source);
-        } else if size_of_val(source) <= SHORT_ROW_BYTES {
+    if row.data != 1 {
+        // (Never streamed: only contiguous rows are.)
+        let mut out = out;
+        let mut at = base;
+        for i in 0..n {
+            out.put(i, data.at(at));
+            at = at.wrapping_add(row.data);
+        }
+        return;
+    }
+    // Cannot panic for a validated call (see `Source::at`): the run's first and last elements
+    // are elements of the data view.
+    let first = (data.origin as isize).wrapping_add(base) as usize;
+    let source = as_uninit(&data.elements[first..first + n]);
+    match out {
+        SliceOut::Streamed(stream) => stream.push(source),
+        SliceOut::Cached(out) if size_of_val(source) <= SHORT_ROW_BYTES => {
             // A call to memcpy costs more than moving a short row element by element.
             for (o, s) in out.iter_mut().zip(source) {
                 *o = *s;
             }
-        } else {
-            out.copy_from_slice(source);
         }
-    } else {
-        let mut at = base;
-        for o in out.iter_mut() {
-            o.write(data.at(at));
-            at = at.wrapping_add(row.data);
-        }
+        SliceOut::Cached(out) => out.copy_from_slice(source),
     }
 }
 
@@ -417,5 +437,29 @@ impl<'a> Odometer<'a> {
                 .wrapping_sub(d.size.wrapping_mul(d.position));
             *c = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_copied_whole_stream_past_the_cache_as_slices_do() {
+        let l2 = crate::kernels::cache::l2_bytes();
+        let rows = |size: usize, index: isize, data: isize| WalkDim::new(size, data, index, 1);
+        let out = 32 << 20; // elements of 4 bytes: 128 MiB
+                            // 512-byte rows streamed, from data in the L2 or not; 128-byte ones only from data in
+                            // the L2 (their reads hit), 64-byte ones never.
+        assert!(streams_rows(rows(128, 0, 1), out, 4, 400 << 20));
+        assert!(streams_rows(rows(128, 0, 1), out, 4, l2));
+        assert!(streams_rows(rows(32, 0, 1), out, 4, l2));
+        assert!(!streams_rows(rows(32, 0, 1), out, 4, l2 + 1));
+        assert!(!streams_rows(rows(16, 0, 1), out, 4, l2));
+        // Rows read element by element (an index along the row, strided data) never; nor an
+        // output that stays in the L3.
+        assert!(!streams_rows(rows(128, 1, 1), out, 4, l2));
+        assert!(!streams_rows(rows(128, 0, -1), out, 4, l2));
+        assert!(!streams_rows(rows(128, 0, 1), 1 << 20, 4, l2));
     }
 }

@@ -299,18 +299,29 @@ impl<'o, E: RawElement> SliceOut<'_, 'o, E> {
         }
     }
 
-    /// Element `i` of this part of the output (of a stream: the next one, `i` counting those
-    /// put into this part before).
+    /// Writes this part of the output (`len` elements) with the values `next` produces, in
+    /// order, up to its first error. The store is chosen once, not per element: a cached part is
+    /// the plain loop over its slots.
     #[inline(always)]
-    pub(crate) fn put(&mut self, i: usize, value: E) {
+    pub(crate) fn fill<X>(
+        self,
+        len: usize,
+        mut next: impl FnMut() -> Result<E, X>,
+    ) -> Result<(), X> {
         match self {
             SliceOut::Cached(out) => {
-                out[i].write(value);
+                debug_assert_eq!(out.len(), len);
+                for slot in out.iter_mut() {
+                    slot.write(next()?);
+                }
             }
             SliceOut::Streamed(stream) => {
-                stream.push(std::slice::from_ref(&MaybeUninit::new(value)))
+                for _ in 0..len {
+                    stream.push(std::slice::from_ref(&MaybeUninit::new(next()?)));
+                }
             }
         }
+        Ok(())
     }
 }
 

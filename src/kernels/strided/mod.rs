@@ -25,6 +25,7 @@ use super::stream::{as_uninit, stream_fence, streams_output, LineStream, SliceOu
 use super::{known_or, resolve_index, BadIndex};
 use crate::repr::{IndexElement, RawElement};
 use crate::threads::Parallel;
+use std::convert::Infallible;
 use std::mem::{size_of, size_of_val, MaybeUninit};
 
 /// A tensor's elements and which of them is element `[0, …, 0]`: offsets of a walk are relative
@@ -313,16 +314,15 @@ fn copy_row<E: RawElement, I: IndexElement>(
         return Ok(());
     }
     // (Never streamed: only rows copied whole are.)
-    let mut out = out;
     let mut at = start;
-    for i in 0..n {
+    out.fill(n, || {
         let offset = tuple.offset(indices, at.index, at.position)?;
-        out.put(i, data.at(at.data.wrapping_add(offset)));
+        let value = data.at(at.data.wrapping_add(offset));
         at.data = at.data.wrapping_add(row.data);
         at.index = at.index.wrapping_add(row.index);
         at.position = at.position.wrapping_add(row.position);
-    }
-    Ok(())
+        Ok(value)
+    })
 }
 
 /// `n` data elements from offset `base` on, `row.data` apart, into `out`.
@@ -336,13 +336,13 @@ fn copy_run<E: RawElement>(
 ) {
     if row.data != 1 {
         // (Never streamed: only contiguous rows are.)
-        let mut out = out;
         let mut at = base;
-        for i in 0..n {
-            out.put(i, data.at(at));
+        let filled = out.fill(n, || {
+            let value = data.at(at);
             at = at.wrapping_add(row.data);
-        }
-        return;
+            Ok::<E, Infallible>(value)
+        });
+        return filled.unwrap_or_else(|never| match never {});
     }
     // Cannot panic for a validated call (see `Source::at`): the run's first and last elements
     // are elements of the data view.
@@ -448,9 +448,10 @@ mod tests {
     fn rows_copied_whole_stream_past_the_cache_as_slices_do() {
         let l2 = crate::kernels::cache::l2_bytes();
         let rows = |size: usize, index: isize, data: isize| WalkDim::new(size, data, index, 1);
-        let out = 32 << 20; // elements of 4 bytes: 128 MiB
-                            // 512-byte rows streamed, from data in the L2 or not; 128-byte ones only from data in
-                            // the L2 (their reads hit), 64-byte ones never.
+        // Outputs of 32 Mi elements of 4 bytes (128 MiB). 512-byte rows streamed, from data in
+        // the L2 or not; 128-byte ones only from data in the L2 (their reads hit), 64-byte ones
+        // never.
+        let out = 32 << 20;
         assert!(streams_rows(rows(128, 0, 1), out, 4, 400 << 20));
         assert!(streams_rows(rows(128, 0, 1), out, 4, l2));
         assert!(streams_rows(rows(32, 0, 1), out, 4, l2));

@@ -17,6 +17,8 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::prefetch::prefetch_lines;
 use crate::repr::IndexElement;
 #[cfg(target_arch = "x86_64")]
 use crate::repr::RawElement;
@@ -66,7 +68,7 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
     for r in 0..rows {
         let at = r * row_len;
         // Cannot panic: r < rows, and both slices hold rows * row_len elements.
-        let (values, row_out) = (&idx[at..at + row_len], &mut out[at..at + row_len]);
+        let (values, row_out) = (&idx[at..], &mut out[at..at + row_len]);
         let (base, stride) = (r * g.row_stride, g.axis_stride);
         // SAFETY: forwarded contract; this row's reads stay below base + size along the axis,
         // base + row_len + (size - 1) * axis_stride across it.
@@ -92,11 +94,13 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
 
 /// One row: the values `L::N` at a time from vector lanes, then the tail one by one. Element `j`
 /// reads position `p` at `base + p` along the axis, `base + j + p * axis_stride` `ACROSS` it.
+/// `values` starts with the row's `n = out.len()` values; the ones after them (the run's next
+/// rows) are only asked for ahead of the loop, [`VALUES_AHEAD_BYTES`] on.
 ///
 /// # Safety
-/// AVX2; `I` is `L`'s index type; [`lanes_take`] holds for `I` and `size`; `values` and `out`
-/// have one length `n`; `base + size <= slab.len()` along the axis, `base + n + (size - 1) *
-/// axis_stride <= slab.len()` across it.
+/// AVX2; `I` is `L`'s index type; [`lanes_take`] holds for `I` and `size`; `values` holds at least
+/// `n` values; `base + size <= slab.len()` along the axis, `base + n + (size - 1) * axis_stride <=
+/// slab.len()` across it.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
@@ -108,7 +112,9 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     out: &mut [MaybeUninit<E>],
 ) -> bool {
     debug_assert_eq!(std::mem::size_of::<I>() * L::N, 32);
-    let n = values.len();
+    let n = out.len();
+    debug_assert!(values.len() >= n);
+    let ahead = VALUES_AHEAD_BYTES / std::mem::size_of::<I>();
     // The vector intrinsics called bare here and below are safe inside an AVX2 function only
     // from Rust 1.87; the blocks keep the crate building with its older rust-version.
     #[allow(unused_unsafe)]
@@ -118,6 +124,11 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     let at = slab.as_ptr().wrapping_add(base);
     let mut j = 0;
     while j + L::N <= n {
+        // One line of values ahead per 64 bytes of values taken (a vector is 32 bytes).
+        // (Clipped to `values`: near the run's end nothing is asked for.)
+        if j % (2 * L::N) == 0 {
+            prefetch_lines(values, j + ahead, 1);
+        }
         // SAFETY: values j..j + N are readable (an unaligned load); this is the one read of them.
         let v = unsafe { _mm256_loadu_si256(values.as_ptr().add(j).cast()) };
         // SAFETY: AVX2, and `size` fits `L` (forwarded contract).
@@ -149,6 +160,18 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     let none_outside = unsafe { _mm256_testz_si256(outside, outside) } == 1;
     none_outside && tail_inside
 }
+
+/// How far ahead of the values it takes the lanes loop asks for index values: a 4 KiB page, since
+/// the hardware prefetchers do not follow the index stream into the next page (see
+/// [`prefetch_next_values`](crate::kernels::prefetch::prefetch_next_values)). Measured on an Intel
+/// Xeon (2 MiB L2 per core) inside one build, the distance toggled between alternating calls,
+/// time with the values asked for against without: 1-D f32 gathers of
+/// 4M int32 values from 8 MB 0.70x, of 300000-1000000 int64 values from 256 KB-2 MB 0.96-0.99x,
+/// from 64 MB 0.98x; rows of 64 along the last axis (forced onto lanes) 0.89x; 1, 2, 3 and 6 KiB
+/// ahead measured within 5% of 4 KiB on all but [64, 512, 512] along the last axis (0.93x at 4
+/// KiB, 0.98-1.04x at the others).
+#[cfg(target_arch = "x86_64")]
+const VALUES_AHEAD_BYTES: usize = 4096;
 
 /// One vector (32 bytes) of index values of one type, made positions.
 #[cfg(target_arch = "x86_64")]

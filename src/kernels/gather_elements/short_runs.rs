@@ -9,6 +9,7 @@
 //! run they belong to, and a row costs a cursor step and one bounds check.
 
 use crate::kernels::cursor::RowCursor;
+use crate::kernels::prefetch::prefetch_next_values;
 use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
 use crate::kernels::{first_bad_index, isa};
 use crate::repr::{IndexElement, RawElement};
@@ -77,6 +78,7 @@ fn gather_blocks<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS:
     let block = (INDEX_BLOCK / row_len).max(1) * row_len;
     let blocks = idx.chunks(block).zip(out.chunks_mut(block));
     for (b, (idx_block, out_block)) in blocks.enumerate() {
+        prefetch_next_values(idx, (b + 1) * block, block);
         // Blocks whose positions keep the index type share one loop; a wide block is gathered
         // in its arm and leaves that loop no rows.
         let (positions, ok) = match copy.copy_resolved(idx_block, shape.axis_size) {

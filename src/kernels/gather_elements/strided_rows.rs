@@ -3,7 +3,7 @@
 //! rows that [`StridedRows::takes_lanes`], read into vector lanes ([`super::lanes`]).
 
 use super::lanes;
-use crate::kernels::prefetch::prefetch_lines;
+use crate::kernels::prefetch::{prefetch_lines, prefetch_next_values};
 use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
 use crate::kernels::{first_bad_index, isa};
 use crate::repr::{IndexElement, RawElement};
@@ -141,6 +141,7 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
             let at = row * g.row_len + column;
             let n = if rows_here == 1 { w } else { rows_here * w };
             let out_segment = &mut out[at..at + n];
+            prefetch_next_values(idx, at + n, n);
             // Blocks whose positions keep the index type share one loop, whether they fit as
             // copied or were resolved (two inlined copies of it made W2's loop 10-20% slower).
             let positions = match copy.copy_resolved(&idx[at..at + n], g.axis_size) {

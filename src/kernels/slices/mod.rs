@@ -252,6 +252,7 @@ impl SliceKernel {
             ahead_tuples,
             prefetch_len,
             stream: stream && N == 0,
+            values_ahead: !(stream && N != 0),
         };
         split_units(out, tuples, len, par, |range, chunk| {
             let mut scratch = Scratch::new();

@@ -39,8 +39,8 @@ pub(crate) fn prefetch_range_l2<E>(data: &[E], offset: usize, len: usize) {
 /// next 4 KiB page, so a loop that spends a while on each value (a checked, gathered element)
 /// waits at every page of index values. On an Intel Xeon (2 MiB L2 per core; two builds timed by
 /// turns in one process, `bench/ab.py`), with the next block asked for, GatherElements along the
-/// last axis of [64, 512, 512] f32 with int64 indices (W1) took 0.90-0.91x the time, [2097152, 4]
-/// f32 along axis 1 (W5) 0.80x, [4096, 4096] f16 with int32 indices (W4) 0.94-0.99x; toggled
+/// last axis of [64, 512, 512] f32 with int64 indices (W1) took 0.90-0.95x the time, [2097152, 4]
+/// f32 along axis 1 (W5) 0.78-0.80x, [4096, 4096] f16 with int32 indices (W4) 0.94-0.99x; toggled
 /// inside one build, 1, 2 and 3 KiB ahead measured alike (within 5%).
 #[inline(always)]
 pub(crate) fn prefetch_next_values<I>(values: &[I], at: usize, len: usize) {

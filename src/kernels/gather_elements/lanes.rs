@@ -67,11 +67,13 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
     let mut inside = true;
     for r in 0..rows {
         let at = r * row_len;
-        // Cannot panic: r < rows, and both slices hold rows * row_len elements.
+        // Cannot panic: r < rows, and both slices hold rows * row_len elements. `values` is the
+        // rest of the run's values (the row's, then the later rows' ones it asks for ahead).
         let (values, row_out) = (&idx[at..], &mut out[at..at + row_len]);
         let (base, stride) = (r * g.row_stride, g.axis_stride);
-        // SAFETY: forwarded contract; this row's reads stay below base + size along the axis,
-        // base + row_len + (size - 1) * axis_stride across it.
+        // SAFETY: forwarded contract; `values` holds (rows - r) * row_len >= row_len values; this
+        // row's reads stay below base + size along the axis, base + row_len + (size - 1) *
+        // axis_stride across it.
         inside &= unsafe {
             match (std::mem::size_of::<I>() == 8, across) {
                 (true, false) => {
@@ -124,8 +126,8 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     let at = slab.as_ptr().wrapping_add(base);
     let mut j = 0;
     while j + L::N <= n {
-        // One line of values ahead per 64 bytes of values taken (a vector is 32 bytes).
-        // (Clipped to `values`: near the run's end nothing is asked for.)
+        // About one line of values ahead per 64 bytes taken (a vector is 32 bytes; the count
+        // restarts with each row). Clipped to `values`: near the run's end nothing is asked for.
         if j % (2 * L::N) == 0 {
             prefetch_lines(values, j + ahead, 1);
         }
@@ -166,8 +168,8 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
 /// [`prefetch_next_values`](crate::kernels::prefetch::prefetch_next_values)). Measured on an Intel
 /// Xeon (2 MiB L2 per core) inside one build, the distance toggled between alternating calls,
 /// time with the values asked for against without: 1-D f32 gathers of
-/// 4M int32 values from 8 MB 0.70x, of 300000-1000000 int64 values from 256 KB-2 MB 0.96-0.99x,
-/// from 64 MB 0.98x; rows of 64 along the last axis (forced onto lanes) 0.89x; 1, 2, 3 and 6 KiB
+/// 4M int32 values from 8 MB 0.67-0.70x, of 300000-1000000 int64 values from 256 KB-2 MB
+/// 0.95-0.99x, from 64 MB 0.97-0.98x; rows of 64 along the last axis (forced onto lanes) 0.89x; 1, 2, 3 and 6 KiB
 /// ahead measured within 5% of 4 KiB on all but [64, 512, 512] along the last axis (0.93x at 4
 /// KiB, 0.98-1.04x at the others).
 #[cfg(target_arch = "x86_64")]

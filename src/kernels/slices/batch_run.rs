@@ -91,8 +91,8 @@ impl BatchRun<'_> {
         let mut out = out;
         for (b, idx_block) in idx.chunks(block_tuples * k).enumerate() {
             if self.values_ahead {
-                // As many values as this block holds, from its end: consecutive calls (a staging
-                // piece's, a run's) ask for consecutive lines, each once.
+                // As many values as this block holds, from its end: a run's consecutive blocks
+                // ask for consecutive lines, each once (its first block is not asked for).
                 prefetch_next_values(
                     ahead,
                     b * block_tuples * k + idx_block.len(),

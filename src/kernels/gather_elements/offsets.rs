@@ -6,6 +6,7 @@
 use super::ElementsKernel;
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::split_units;
+use crate::kernels::prefetch::prefetch_next_values;
 use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
 use crate::kernels::scatter::Offset;
 use crate::kernels::{first_bad_index, BadIndex};
@@ -133,7 +134,9 @@ impl ElementsKernel {
     ) -> bool {
         let mut all_fit = true;
         let (mut row_base, mut column) = (run.base, run.column);
-        for (block, out_block) in idx.chunks(INDEX_BLOCK).zip(out.chunks_mut(INDEX_BLOCK)) {
+        let blocks = idx.chunks(INDEX_BLOCK).zip(out.chunks_mut(INDEX_BLOCK));
+        for (b, (block, out_block)) in blocks.enumerate() {
+            prefetch_next_values(idx, (b + 1) * INDEX_BLOCK, INDEX_BLOCK);
             let at = (&mut row_base, &mut column);
             // Blocks whose positions keep the index type share one loop.
             let positions = match copy.copy_resolved(block, self.axis_size) {

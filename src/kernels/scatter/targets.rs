@@ -3,6 +3,7 @@
 
 use super::Offset;
 use crate::kernels::parallel::split_units;
+use crate::kernels::prefetch::prefetch_next_values;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::{resolve_index, BadIndex, DisjointTargets, ElementsKernel};
 use crate::repr::IndexElement;
@@ -168,6 +169,7 @@ fn tuple_offsets<I: IndexElement, O: Offset>(
         for out in chunk.chunks_mut(per_block) {
             // Cannot panic: indices.len() == tuples * k (validated plan).
             let idx = &indices[t * k..(t + out.len()) * k];
+            prefetch_next_values(indices, (t + out.len()) * k, idx.len());
             let (positions, fit) = components.copy_resolved::<I, 0>(idx, dims);
             for (slot, tuple) in out.iter_mut().zip(positions.chunks_exact(k)) {
                 slot.write(O::new(tuple.iter().zip(strides).map(|(p, s)| p * s).sum()));

@@ -6,6 +6,7 @@ use super::batch_run::Scratch;
 use super::SliceKernel;
 use crate::kernels::copy::copy_slice;
 use crate::kernels::known_or;
+use crate::kernels::prefetch::prefetch_next_values;
 use crate::kernels::resolve::{first_bad_component, INDEX_BLOCK};
 use crate::kernels::stream::as_uninit;
 use crate::kernels::BadIndex;
@@ -55,6 +56,7 @@ impl SliceKernel {
             // Cannot panic: with outer == 1, tuple t's components are indices[t*k..(t+1)*k],
             // and `split_units` hands out `len` output elements per tuple of the range.
             let idx_block = &indices[t * k..end * k];
+            prefetch_next_values(indices, end * k, idx_block.len());
             let (block_out, tail) = std::mem::take(&mut rest).split_at_mut((end - t) * len);
             rest = tail;
             let (positions, ok) = scratch.components.copy_resolved::<I, K>(idx_block, dims);

@@ -19,10 +19,11 @@ use std::mem::MaybeUninit;
 pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BYTES;
 
 /// Whether an output of `tuples` slices (or rows copied whole) of `slice_bytes` goes out with
-/// non-temporal stores, for the slice kernels and the strided walk alike: when it is too large to stay in cache ([`STREAM_MIN_BYTES`]) and its slices are of compile-time
-/// length (`known_len`: staged), or of a length that streams faster than it goes through the
-/// cache: longer than a line when a run's slices lie in a span that fits a core's L2
-/// (`span_fits_l2`: their reads hit), from [`STREAM_MISSED_SLICE_MIN_BYTES`] when they miss.
+/// non-temporal stores, for the slice kernels and the strided walk alike: when it is too large
+/// to stay in cache ([`STREAM_MIN_BYTES`]) and its slices are of compile-time length
+/// (`known_len`: staged), or of a length that streams faster than it goes through the cache:
+/// longer than a line when a run's slices lie in a span that fits a core's L2 (`span_fits_l2`:
+/// their reads hit), from [`STREAM_MISSED_SLICE_MIN_BYTES`] when they miss.
 ///
 /// Slices of run-time length are joined into whole lines as they are copied
 /// ([`LineStream`]), so the partial lines at their ends cost nothing. What a stream costs is

@@ -167,11 +167,11 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
 /// the hardware prefetchers do not follow the index stream into the next page (see
 /// [`prefetch_next_values`](crate::kernels::prefetch::prefetch_next_values)). Measured on an Intel
 /// Xeon (2 MiB L2 per core) inside one build, the distance toggled between alternating calls,
-/// time with the values asked for against without: 1-D f32 gathers of
-/// 4M int32 values from 8 MB 0.67-0.70x, of 300000-1000000 int64 values from 256 KB-2 MB
-/// 0.95-0.99x, from 64 MB 0.97-0.98x; rows of 64 along the last axis (forced onto lanes) 0.89x; 1, 2, 3 and 6 KiB
-/// ahead measured within 5% of 4 KiB on all but [64, 512, 512] along the last axis (0.93x at 4
-/// KiB, 0.98-1.04x at the others).
+/// time with the values asked for against without: 1-D f32 gathers of 4M int32 values from 8 MB
+/// 0.67-0.70x, of 300000-1000000 int64 values from 256 KB-2 MB 0.95-0.99x, from 64 MB
+/// 0.97-0.98x; rows of 64 along the last axis (forced onto lanes) 0.89x; 1, 2, 3 and 6 KiB ahead
+/// measured within 5% of 4 KiB on all but [64, 512, 512] along the last axis (0.93x at 4 KiB,
+/// 0.98-1.04x at the others).
 #[cfg(target_arch = "x86_64")]
 const VALUES_AHEAD_BYTES: usize = 4096;
 

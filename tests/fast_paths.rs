@@ -1104,6 +1104,34 @@ fn check_lanes<T, I>(
     );
 }
 
+/// Rows whose reads span at most 32 KiB, of 4- and 8-byte elements: the AVX-512 gather
+/// instructions where the CPU has fast ones, the block loop elsewhere (and in CI's portable run),
+/// with the same inputs and the same first bad index (see `check_lanes`).
+#[test]
+fn gather_elements_rows_within_32_kib_take_the_gather_instructions() {
+    // Along the last axis: W1's rows (2 KiB), rows of 725 and of 17 values (one vector of 16 and
+    // a tail one by one), of 28 f64 with int32 indices (three vectors of 8 and a masked fourth),
+    // of 19 i64 (two vectors and three one by one), an axis of exactly 32 KiB.
+    check_lanes::<f32, i64>(|x| x as f32, &[64, 512], &[64, 512], 1);
+    check_lanes::<f32, i32>(|x| x as f32, &[64, 512], &[64, 512], 1);
+    check_lanes::<u32, i32>(|x| x as u32, &[40, 725], &[33, 725], 1);
+    check_lanes::<i32, i32>(|x| x as i32, &[300, 17], &[300, 17], 1);
+    check_lanes::<f64, i32>(|x| x as f64, &[20, 128], &[20, 28], 1);
+    check_lanes::<i64, i64>(|x| x as i64, &[50, 40], &[50, 19], 1);
+    check_lanes::<f32, i64>(|x| x as f32, &[3, 8_192], &[3, 21], 1);
+    check_lanes::<Complex<f32>, i64>(
+        |x| Complex::new(x as f32, -(x as f32)),
+        &[10, 333],
+        &[10, 31],
+        1,
+    );
+    // Across the axis: rows of 16 f64 columns over 64 positions (8 KiB), and of 22 u32 columns
+    // over 43 positions, both index types.
+    check_lanes::<f64, i64>(|x| x as f64, &[30, 64, 16], &[30, 64, 16], 1);
+    check_lanes::<u32, i32>(|x| x as u32, &[60, 43, 22], &[60, 43, 22], 1);
+    check_lanes::<u64, i32>(|x| x as u64, &[5, 70, 37], &[5, 9, 37], 1);
+}
+
 #[test]
 fn gather_elements_rows_beyond_16_kib_and_tile_rows_read_index_values_into_lanes() {
     // 1-D gathers (one row, split by columns) from 200 KB, of lengths with tails of 0-7 values

@@ -137,8 +137,11 @@ fn gather_elements_paths_stay_inside_their_buffers() {
     // runs along the axis with stride 1 and with a stride, and the tiled traversal (slab >= 512
     // KiB for every width); rows whose axis holds 16 KiB or more (the lanes loop: one row, and
     // rows with a tail after the last full vector), with either index type; tiles of 64
-    // positions (rows across the axis in the lanes loop, the last tile with a tail).
-    let cases: [(&[usize], &[usize], usize, DType); 11] = [
+    // positions (rows across the axis in the lanes loop, the last tile with a tail); rows whose
+    // reads span at most 32 KiB (the gather instructions for 4- and 8-byte elements: along the
+    // axis, rows whose last vector is masked, its disabled lanes past the end of the buffers, and
+    // rows across it).
+    let cases: [(&[usize], &[usize], usize, DType); 15] = [
         (&[33, 7], &[33, 9], 1, DType::Int64),
         (&[5, 6, 7], &[5, 3, 5], 1, DType::Int64),
         (&[6, 4, 9], &[6, 3, 5], 2, DType::Int64),
@@ -155,6 +158,10 @@ fn gather_elements_paths_stay_inside_their_buffers() {
         (&[3, 16_411], &[3, 211], 1, DType::Int32),
         (&[64, 8_219], &[64, 8_219], 0, DType::Int64),
         (&[64, 8_219], &[64, 8_219], 0, DType::Int32),
+        (&[20, 333], &[20, 31], 1, DType::Int64),
+        (&[20, 333], &[20, 30], 1, DType::Int32),
+        (&[30, 64, 16], &[30, 64, 16], 1, DType::Int64),
+        (&[30, 43, 22], &[30, 43, 22], 1, DType::Int32),
     ];
     for (data_shape, indices_shape, axis, index_dtype) in cases {
         let size = data_shape[axis];

@@ -52,3 +52,40 @@ macro_rules! best_isa {
     };
 }
 pub(crate) use best_isa;
+
+/// Whether the AVX-512 gather instructions may run, and are fast: the CPU has AVX-512F and
+/// AVX-512VL (the OS saving their registers, which the detection checks), and Linux reports it
+/// "Not affected" by Gather Data Sampling. The microcode that mitigates GDS on the Intel cores it
+/// affects (Skylake to Tiger Lake and Ice Lake servers) makes every gather several times slower,
+/// and a VM may report such a core's model number for a newer one, so the model is no guide;
+/// where the kernel's report cannot be read (another OS, a kernel before 6.5), the gathers are
+/// not used. Read once per process.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn gather_instructions() -> bool {
+    use std::sync::OnceLock;
+    static FAST: OnceLock<bool> = OnceLock::new();
+    *FAST.get_or_init(|| {
+        !portable_forced()
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && gds_not_affected()
+    })
+}
+
+/// Whether Linux says this CPU is not affected by Gather Data Sampling.
+#[cfg(target_arch = "x86_64")]
+fn gds_not_affected() -> bool {
+    use std::io::Read;
+    const REPORT: &str = "/sys/devices/system/cpu/vulnerabilities/gather_data_sampling";
+    // A fixed buffer: the report is one short line, and this runs inside a call.
+    let mut text = [0u8; 64];
+    let Ok(mut file) = std::fs::File::open(REPORT) else {
+        return false;
+    };
+    let Ok(n) = file.read(&mut text) else {
+        return false;
+    };
+    let report = &text[..n];
+    report.strip_suffix(b"\n").unwrap_or(report) == b"Not affected"
+}

@@ -173,7 +173,7 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
 /// measured within 5% of 4 KiB on all but [64, 512, 512] along the last axis (0.93x at 4 KiB,
 /// 0.98-1.04x at the others).
 #[cfg(target_arch = "x86_64")]
-const VALUES_AHEAD_BYTES: usize = 4096;
+pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 
 /// One vector (32 bytes) of index values of one type, made positions.
 #[cfg(target_arch = "x86_64")]

@@ -10,6 +10,7 @@
 //! order ([`rows`]) or in cache tiles ([`tiled`]); both gather with the strided-rows loop
 //! ([`strided_rows`]).
 
+mod gathers;
 mod lanes;
 mod offsets;
 mod rows;

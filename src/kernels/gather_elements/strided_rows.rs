@@ -1,7 +1,10 @@
 //! The inner loop of both GatherElements traversals: a run of rows evenly strided in `data`,
 //! their index values read once a block at a time (`resolve`), checked, and gathered; or, for
-//! rows that [`StridedRows::takes_lanes`], read into vector lanes ([`super::lanes`]).
+//! rows that [`StridedRows::takes_lanes`], read into vector lanes ([`super::lanes`]), and for
+//! rows whose reads hit L1, gathered by the CPU's gather instructions ([`super::gathers`]).
 
+#[cfg(target_arch = "x86_64")]
+use super::gathers;
 use super::lanes;
 use crate::kernels::prefetch::{prefetch_lines, prefetch_next_values};
 use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
@@ -45,7 +48,7 @@ impl StridedRows {
 
     /// Elements one row's reads can reach: from its first element to the last position of its
     /// last column.
-    fn read_span(&self) -> usize {
+    pub(super) fn read_span(&self) -> usize {
         let last_position = self.axis_size.saturating_sub(1);
         (self.row_len.saturating_sub(1))
             .saturating_mul(self.inner_stride)
@@ -104,6 +107,18 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     // of the chunk, an element of data; this one check keeps the loop below in bounds.
     let slab = &data[g.base..g.base + span];
     let lines_per_piece = g.next_row_lines_per_piece(std::mem::size_of::<E>());
+    #[cfg(target_arch = "x86_64")]
+    if gathers::gathers_take::<E, I>(&g) && isa::gather_instructions() {
+        // SAFETY: the CPU has AVX-512F and AVX-512VL and `gathers_take` holds (both checked
+        // above); `idx` and `out` hold rows * row_len elements (the caller's contract), and span
+        // - 1 (above) is the last element the rows can reach, below slab.len() = span.
+        let inside = unsafe { gathers::gather_rows_avx512(slab, &g, idx, out) };
+        return if inside {
+            Ok(())
+        } else {
+            Err(first_bad_index(idx, g.axis_size))
+        };
+    }
     #[cfg(target_arch = "x86_64")]
     if g.takes_lanes::<E, I>() && isa::avx2() {
         // SAFETY: the CPU has AVX2 and `lanes_take` holds (both checked above); `idx` and `out`

@@ -1104,8 +1104,7 @@ fn check_lanes<T, I>(
     );
 }
 
-/// Rows whose reads span at most 32 KiB, of 4- and 8-byte elements: the AVX-512 gather
-/// instructions where the CPU has fast ones, the block loop elsewhere (and in CI's portable run),
+/// Rows whose reads span at most 32 KiB: the AVX-512 gather instructions where the CPU has fast ones, the block loop elsewhere (and in CI's portable run),
 /// with the same inputs and the same first bad index (see `check_lanes`).
 #[test]
 fn gather_elements_rows_within_32_kib_take_the_gather_instructions() {
@@ -1130,6 +1129,14 @@ fn gather_elements_rows_within_32_kib_take_the_gather_instructions() {
     check_lanes::<f64, i64>(|x| x as f64, &[30, 64, 16], &[30, 64, 16], 1);
     check_lanes::<u32, i32>(|x| x as u32, &[60, 43, 22], &[60, 43, 22], 1);
     check_lanes::<u64, i32>(|x| x as u64, &[5, 70, 37], &[5, 9, 37], 1);
+    // Elements of 1 and 2 bytes (read as doublewords, the last ones clamped to the data's end):
+    // rows of at least 64 along the axis, down to an axis of 4 bytes, and tiles across it.
+    check_lanes::<u8, i32>(|x| x as u8, &[30, 512], &[30, 512], 1);
+    check_lanes::<u8, i64>(|x| x as u8, &[25, 4], &[25, 75], 1);
+    check_lanes::<u16, i64>(|x| x as u16, &[7, 2], &[7, 64], 1);
+    check_lanes::<u16, i32>(|x| x as u16, &[9, 300], &[9, 93], 1);
+    check_lanes::<i8, i64>(|x| x as i8, &[30, 64, 16], &[30, 64, 16], 1);
+    check_lanes::<i16, i32>(|x| x as i16, &[20, 43, 78], &[20, 43, 78], 1);
 }
 
 #[test]

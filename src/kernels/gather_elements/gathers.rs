@@ -13,6 +13,11 @@
 //! 0.89x, of 128 f64 0.88x, tiles of 8 KiB across an axis 0.89x; but tiles of 64 KiB across (W2)
 //! 1.09x, and 1-D gathers from 4-64 MB 1.00-1.14x.
 //!
+//! Elements of 4 and 8 bytes are what the instructions move. Elements of 1 and 2 bytes are read
+//! as the doubleword that starts at the element, shifted and narrowed; a lane whose doubleword
+//! would pass the end of the slab reads the slab's last doubleword instead and shifts the
+//! element down from there, so no read leaves the slab.
+//!
 //! Each index value is read from caller memory once, by the vector load; the check and the
 //! address both come from that register (an out-of-range lane reads position 0 and clears its
 //! bit of the returned mask), as in the lanes loop, so a caller that changes `indices` meanwhile
@@ -41,36 +46,58 @@ const GATHER_SPAN_MAX_BYTES: usize = 32 << 10;
 /// Rows shorter than this keep the block loop (a vector holds 8 or 16 values).
 const GATHER_MIN_ROW: usize = 16;
 
+/// Rows of 1- and 2-byte elements along the axis shorter than this keep the block loop, which
+/// moves them for less than the doubleword reads, shifts and narrowing cost: time with the
+/// gathers against without (same machine and method as above), rows of 40 uint8 1.20x, of 64
+/// 1.01x, of 100 uint16 0.97x, of 200 uint8 0.98x, of 512 uint8 (W1's shape) 0.85x and float16
+/// with int32 indices 0.87x. Rows across the axis gain from 16 on (float16 tiles of 16 columns
+/// 0.88x, 78 columns 0.95x).
+const NARROW_ALONG_MIN_ROW: usize = 64;
+
 /// Whether the rows `g` describes take [`gather_rows_avx512`] (on a CPU where
-/// [`isa::gather_instructions`](crate::kernels::isa::gather_instructions) holds): elements of 4
-/// or 8 bytes (what the instructions move), rows of at least [`GATHER_MIN_ROW`] values, along the
-/// axis (stride 1, no prefetch of the next row, which the block loop does) or across it (stride
-/// 1 along the row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`]. The span bound also
-/// keeps every offset the lanes compute below 2^31, which their 32-bit arithmetic needs.
+/// [`isa::gather_instructions`](crate::kernels::isa::gather_instructions) holds): elements of 1,
+/// 2, 4 or 8 bytes, rows of at least [`GATHER_MIN_ROW`] values, along the axis (stride 1, no
+/// prefetch of the next row, which the block loop does) or across it (stride 1 along the row),
+/// whose reads span at most [`GATHER_SPAN_MAX_BYTES`] (and at least a doubleword, which narrow
+/// elements are read as). The span bound also keeps every offset the lanes compute below 2^31,
+/// which their 32-bit arithmetic needs.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
     let element_size = std::mem::size_of::<E>();
     let along =
         g.inner_stride == 0 && g.axis_stride == 1 && g.next_row_lines_per_piece(element_size) == 0;
     let across = g.inner_stride == 1 && g.axis_stride != 0;
-    matches!(element_size, 4 | 8)
+    let span_bytes = g.read_span().saturating_mul(element_size);
+    let min_row = if along && element_size < 4 {
+        NARROW_ALONG_MIN_ROW
+    } else {
+        GATHER_MIN_ROW
+    };
+    matches!(element_size, 1 | 2 | 4 | 8)
         && (along || across)
-        && g.row_len >= GATHER_MIN_ROW
-        && g.read_span().saturating_mul(element_size) <= GATHER_SPAN_MAX_BYTES
+        && g.row_len >= min_row
+        && span_bytes <= GATHER_SPAN_MAX_BYTES
+        && (element_size >= 4 || span_bytes >= 4)
         && lanes_take::<I>(g.axis_size)
 }
 
-/// Column offsets added to the lanes' positions across the axis (lane k of the vector at column
-/// j reads column j + k), as 8 quadwords or 16 doublewords; along the axis, the zeros.
+/// Offsets added to the lanes' positions across the axis (lane k of the vector at column j reads
+/// column j + k), in the units the lanes address (elements; bytes for 2-byte elements, hence the
+/// doubled tables), as 8 quadwords or 16 doublewords; along the axis, the zeros.
 #[cfg(target_arch = "x86_64")]
 #[repr(C, align(64))]
 struct LaneColumns<T>(T);
 
 #[cfg(target_arch = "x86_64")]
-static QWORD_COLUMNS: LaneColumns<[u64; 8]> = LaneColumns([0, 1, 2, 3, 4, 5, 6, 7]);
+static QWORD_COLUMNS: [LaneColumns<[u64; 8]>; 2] = [
+    LaneColumns([0, 1, 2, 3, 4, 5, 6, 7]),
+    LaneColumns([0, 2, 4, 6, 8, 10, 12, 14]),
+];
 #[cfg(target_arch = "x86_64")]
-static DWORD_COLUMNS: LaneColumns<[u32; 16]> =
-    LaneColumns([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+static DWORD_COLUMNS: [LaneColumns<[u32; 16]>; 2] = [
+    LaneColumns([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]),
+    LaneColumns([0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]),
+];
 #[cfg(target_arch = "x86_64")]
 static NO_COLUMNS: LaneColumns<[u64; 8]> = LaneColumns([0; 8]);
 
@@ -97,15 +124,20 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
     debug_assert!(rows == 0 || (rows - 1) * g.row_stride + g.read_span() <= slab.len());
     let lanes = lanes_per_vector::<E, I>();
     let full_mask = (1u32 << lanes) - 1;
+    // Lanes of 1- and 2-byte elements address bytes (they read whole doublewords, see
+    // `gather_vector`); the others, elements.
+    let element_size = std::mem::size_of::<E>();
+    let unit = if element_size < 4 { element_size } else { 1 };
     let (stride, columns) = if across {
+        let table = unit - 1;
         let columns = if std::mem::size_of::<I>() == 4 {
-            DWORD_COLUMNS.0.as_ptr().cast::<u8>()
+            DWORD_COLUMNS[table].0.as_ptr().cast::<u8>()
         } else {
-            QWORD_COLUMNS.0.as_ptr().cast::<u8>()
+            QWORD_COLUMNS[table].0.as_ptr().cast::<u8>()
         };
-        (g.axis_stride, columns)
+        (g.axis_stride * unit, columns)
     } else {
-        (1, NO_COLUMNS.0.as_ptr().cast::<u8>())
+        (unit, NO_COLUMNS.0.as_ptr().cast::<u8>())
     };
     let ahead = VALUES_AHEAD_BYTES / std::mem::size_of::<I>();
     let mut all_inside = true;
@@ -115,11 +147,15 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
         // rest of the run's values (the row's, then the later rows' ones it asks for ahead).
         let (values, row_out) = (&idx[at..], &mut out[at..at + row_len]);
         let row = slab.as_ptr().wrapping_add(r * g.row_stride);
+        // Cannot underflow: the slab reaches read_span elements past this row, at least 4 bytes
+        // when elements are narrower than that (`gathers_take`).
+        let bytes_from_row = (slab.len() - r * g.row_stride) * element_size;
         let reads = RowReads {
             row,
             size,
             stride,
             columns,
+            last_dword: bytes_from_row.saturating_sub(4),
         };
         let dst = row_out.as_mut_ptr();
         let mut j = 0;
@@ -135,11 +171,12 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
             // The row's last vector takes only the lanes it has: the others are neither read,
             // nor gathered, nor stored.
             let mask = full_mask >> (lanes - lanes_here);
-            let column = if across { j } else { 0 };
+            let column = if across { j * unit } else { 0 };
             // SAFETY: the CPU features are the contract's; the `mask` lanes of the values and of
             // the output at j.. are the row's (j + lanes_here <= row_len); every enabled lane
-            // reads `q * stride + column + k` from `row` with q < axis_size and column + k <
-            // row_len (0 along the axis, stride 1), inside the slab by the contract's bound.
+            // reads element `q * axis_stride + j + k` of `row` across the axis, `q` along it,
+            // with q < axis_size and j + k < row_len, inside the slab by the contract's bound
+            // (a doubleword clamped to end by the slab's end for narrow elements).
             let inside = unsafe {
                 gather_vector::<E, I>(reads, column, mask, values.as_ptr().add(j), dst.add(j))
             };
@@ -150,7 +187,7 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
         for k in j..row_len {
             let (q, fits) = resolve_or_zero(values[k].to_i64(), size);
             all_inside &= fits;
-            let from = if across { k + q * stride } else { q };
+            let from = if across { k + q * g.axis_stride } else { q };
             // SAFETY: q < axis_size and k < row_len, inside the slab as above.
             row_out[k].write(unsafe { *row.add(from) });
         }
@@ -158,8 +195,9 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
     all_inside
 }
 
-/// What the vectors of one row share: where its elements start, the axis's size and stride, and
-/// the column offsets of the lanes.
+/// What the vectors of one row share: where its elements start, the axis's size, its stride and
+/// the column offsets of the lanes (in the units the lanes address), and the offset of the last
+/// doubleword a lane may read (in bytes from `row`; for 1- and 2-byte elements).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct RowReads<E> {
@@ -167,13 +205,15 @@ struct RowReads<E> {
     size: usize,
     stride: usize,
     columns: *const u8,
+    last_dword: usize,
 }
 
-/// Index values per vector: 16 int32 values with 4-byte elements, 8 otherwise (8 int64 values
-/// fill a register, 8 int32 values address 8 elements of 8 bytes, a full register of them).
+/// Index values per vector: 16 int32 values with elements of at most 4 bytes, 8 otherwise (8
+/// int64 values fill a register, 8 int32 values address 8 elements of 8 bytes, a full register
+/// of them).
 #[cfg(target_arch = "x86_64")]
 const fn lanes_per_vector<E, I>() -> usize {
-    if std::mem::size_of::<I>() == 4 && std::mem::size_of::<E>() == 4 {
+    if std::mem::size_of::<I>() == 4 && std::mem::size_of::<E>() <= 4 {
         16
     } else {
         8
@@ -182,15 +222,19 @@ const fn lanes_per_vector<E, I>() -> usize {
 
 /// One vector, in the lanes set in `mask` (the lowest ones; the others are not touched): the
 /// values at `values` resolved against `reads.size` (negative ones counted from the back; one
-/// outside `[-size, size - 1]` becomes 0), each lane's element read from `row + q * stride +
-/// column + columns[k]` (`reads`' fields) and stored at `dst`. Returns the mask of the enabled lanes whose values were in
+/// outside `[-size, size - 1]` becomes 0), each lane's element read from `row` at `q * stride +
+/// column + columns[k]` (`reads`' fields) and stored at `dst`. Elements of 1 and 2 bytes are
+/// addressed in bytes and read as the doubleword that starts there, or, where that would pass
+/// `last_dword`, the last doubleword, shifted so that the element's bytes come first; each
+/// lane's low byte or word is stored. Returns the mask of the enabled lanes whose values were in
 /// range (bit k for lane k).
 ///
 /// # Safety
 /// The CPU has AVX-512F and AVX-512VL; `values` holds a readable value and `dst` a writable
 /// element for each lane of `mask` (at most [`lanes_per_vector`]); `columns` points at 64
 /// readable bytes; every address formed (for each enabled lane, q < size) lies in one
-/// allocation that `row` points into, below 2^31 elements from `row`.
+/// allocation that `row` points into, below 2^31 units from `row`; for 1- and 2-byte
+/// elements, the 4 bytes at `last_dword` are readable, and no element addressed lies past them.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn gather_vector<E, I>(
@@ -206,16 +250,66 @@ unsafe fn gather_vector<E, I>(
         size,
         stride,
         columns,
+        last_dword,
     } = reads;
     let inside: u32;
     // Each block: load the enabled lanes' values (k4; masked-off lanes are not read and become
     // 0); add `size` to the negative lanes (k1); keep the enabled lanes now in [0, size) (k2,
     // unsigned: a value still negative is huge) and zero the others; multiply by the stride and
-    // add the columns; gather the enabled lanes (k3, which the instruction clears as it
-    // completes); store them; return k2.
+    // add the columns; for narrow elements, clamp to `last_dword` and keep the excess, in bits;
+    // gather the enabled lanes (k3, which the instruction clears as it completes); shift out the
+    // excess and narrow (narrow elements); store them; return k2.
     // SAFETY: the function's contract; the registers written are declared as clobbered.
     unsafe {
         match (std::mem::size_of::<I>(), std::mem::size_of::<E>()) {
+            (8, element @ (1 | 2)) => {
+                let wide = (element == 2) as usize;
+                asm!(
+                    "kmovw k4, {mask:e}",
+                    "vmovdqu64 zmm16 {{k4}}{{z}}, [{values}]",
+                    "vpbroadcastq zmm17, {size}",
+                    "vpxorq zmm18, zmm18, zmm18",
+                    "vpcmpq k1, zmm16, zmm18, 1",
+                    "vpaddq zmm16 {{k1}}, zmm16, zmm17",
+                    "vpcmpuq k2 {{k4}}, zmm16, zmm17, 1",
+                    "vmovdqa64 zmm16 {{k2}}{{z}}, zmm16",
+                    "vpbroadcastq zmm17, {stride}",
+                    "vpmuludq zmm16, zmm16, zmm17",
+                    "vpbroadcastq zmm18, {column}",
+                    "vpaddq zmm18, zmm18, [{columns}]",
+                    "vpaddq zmm16, zmm16, zmm18",
+                    "vpbroadcastq zmm17, {last_dword}",
+                    "vpminuq zmm18, zmm16, zmm17",
+                    "vpsubq zmm16, zmm16, zmm18",
+                    "vpsllq zmm16, zmm16, 3",
+                    "vpmovqd ymm16, zmm16",
+                    "kmovw k3, k4",
+                    "vpgatherqd ymm19 {{k3}}, [{row} + zmm18*1]",
+                    "vpsrlvd ymm19, ymm19, ymm16",
+                    "test {wide}, {wide}",
+                    "jnz 2f",
+                    "vpmovdb [{dst}] {{k4}}, ymm19",
+                    "jmp 3f",
+                    "2:",
+                    "vpmovdw [{dst}] {{k4}}, ymm19",
+                    "3:",
+                    "kmovw {inside:e}, k2",
+                    values = in(reg) values,
+                    size = in(reg) size,
+                    stride = in(reg) stride,
+                    column = in(reg) column,
+                    columns = in(reg) columns,
+                    last_dword = in(reg) last_dword,
+                    wide = in(reg) wide,
+                    row = in(reg) row,
+                    dst = in(reg) dst,
+                    mask = in(reg) mask,
+                    inside = lateout(reg) inside,
+                    out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+                    out("k1") _, out("k2") _, out("k3") _, out("k4") _,
+                    options(nostack),
+                );
+            }
             (8, element) => {
                 let wide = (element == 8) as usize;
                 asm!(
@@ -248,6 +342,53 @@ unsafe fn gather_vector<E, I>(
                     stride = in(reg) stride,
                     column = in(reg) column,
                     columns = in(reg) columns,
+                    wide = in(reg) wide,
+                    row = in(reg) row,
+                    dst = in(reg) dst,
+                    mask = in(reg) mask,
+                    inside = lateout(reg) inside,
+                    out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+                    out("k1") _, out("k2") _, out("k3") _, out("k4") _,
+                    options(nostack),
+                );
+            }
+            (4, element @ (1 | 2)) => {
+                let wide = (element == 2) as usize;
+                asm!(
+                    "kmovw k4, {mask:e}",
+                    "vmovdqu32 zmm16 {{k4}}{{z}}, [{values}]",
+                    "vpbroadcastd zmm17, {size:e}",
+                    "vpxord zmm18, zmm18, zmm18",
+                    "vpcmpd k1, zmm16, zmm18, 1",
+                    "vpaddd zmm16 {{k1}}, zmm16, zmm17",
+                    "vpcmpud k2 {{k4}}, zmm16, zmm17, 1",
+                    "vmovdqa32 zmm16 {{k2}}{{z}}, zmm16",
+                    "vpbroadcastd zmm17, {stride:e}",
+                    "vpmulld zmm16, zmm16, zmm17",
+                    "vpbroadcastd zmm18, {column:e}",
+                    "vpaddd zmm18, zmm18, [{columns}]",
+                    "vpaddd zmm16, zmm16, zmm18",
+                    "vpbroadcastd zmm17, {last_dword:e}",
+                    "vpminud zmm18, zmm16, zmm17",
+                    "vpsubd zmm16, zmm16, zmm18",
+                    "vpslld zmm16, zmm16, 3",
+                    "kmovw k3, k4",
+                    "vpgatherdd zmm19 {{k3}}, [{row} + zmm18*1]",
+                    "vpsrlvd zmm19, zmm19, zmm16",
+                    "test {wide}, {wide}",
+                    "jnz 2f",
+                    "vpmovdb [{dst}] {{k4}}, zmm19",
+                    "jmp 3f",
+                    "2:",
+                    "vpmovdw [{dst}] {{k4}}, zmm19",
+                    "3:",
+                    "kmovw {inside:e}, k2",
+                    values = in(reg) values,
+                    size = in(reg) size,
+                    stride = in(reg) stride,
+                    column = in(reg) column,
+                    columns = in(reg) columns,
+                    last_dword = in(reg) last_dword,
                     wide = in(reg) wide,
                     row = in(reg) row,
                     dst = in(reg) dst,
@@ -371,9 +512,19 @@ mod tests {
         assert!(!gathers_take::<u64, i64>(&rows_along(1, 100, 4097)));
         // Rows shorter than 16 values, and elements the instructions do not move.
         assert!(!gathers_take::<f32, i64>(&rows_along(64, 15, 512)));
-        assert!(!gathers_take::<u16, i64>(&rows_along(64, 512, 512)));
-        assert!(!gathers_take::<u8, i32>(&rows_along(64, 512, 512)));
         assert!(!gathers_take::<[u64; 2], i64>(&rows_along(64, 512, 512)));
+        // Narrow elements, from a doubleword of data on.
+        assert!(gathers_take::<u16, i64>(&rows_along(64, 512, 512)));
+        assert!(gathers_take::<u8, i32>(&rows_along(64, 512, 512)));
+        assert!(gathers_take::<u8, i32>(&rows_along(64, 64, 4)));
+        assert!(!gathers_take::<u8, i32>(&rows_along(64, 64, 3)));
+        assert!(gathers_take::<u16, i64>(&rows_along(64, 64, 2)));
+        assert!(!gathers_take::<u16, i64>(&rows_along(64, 64, 1)));
+        assert!(!gathers_take::<u16, i64>(&rows_along(3, 64, 16_385)));
+        // Along the axis, narrow rows from 64 values; across it, from 16.
+        assert!(!gathers_take::<u8, i64>(&rows_along(64, 63, 512)));
+        assert!(gathers_take::<u16, i32>(&tile_across(64, 16, 64)));
+        assert!(!gathers_take::<u16, i32>(&tile_across(64, 15, 64)));
         // Rows of more than 4 KiB with a value per line of data prefetch the next row, which
         // the block loop does.
         assert!(!gathers_take::<f32, i64>(&rows_along(8, 2048, 2048)));
@@ -430,8 +581,9 @@ mod tests {
     }
 
     /// Every row length from one vector to two and a half (tails of every size, taken by the
-    /// masked last vector or one by one), along the axis and across it, both index types, with
-    /// values over the whole valid range and then with one bad value at each position in turn.
+    /// masked last vector or one by one; narrow rows along the axis, 64 to 88 values), along the
+    /// axis and across it, both index types, with values over the whole valid range and then
+    /// with one bad value at each position in turn.
     #[cfg(target_arch = "x86_64")]
     fn check_every_shape<E, I>(make: fn(u32) -> E)
     where
@@ -446,16 +598,23 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
+        // Axes down to a doubleword of data (narrow elements read the slab's last one there).
+        // Narrow rows along the axis start at 64 values.
+        let smallest = 4 / std::mem::size_of::<E>().min(4);
+        let along_from = if std::mem::size_of::<E>() < 4 { 48 } else { 0 };
         for row_len in 16..=40 {
             for (g, size) in [
-                (rows_along(3, row_len, 300), 300),
+                (rows_along(3, row_len + along_from, 300), 300),
                 (tile_across(3, row_len, 33), 33),
+                (rows_along(2, row_len + along_from, smallest), smallest),
+                (tile_across(2, row_len, 1), 1),
             ] {
                 assert!(gathers_take::<E, I>(&g));
                 let in_range = |r: u64| (r % (2 * size as u64)) as i64 - size as i64;
-                let values: Vec<i64> = (0..g.rows * row_len).map(|_| in_range(next())).collect();
+                let n = g.rows * g.row_len;
+                let values: Vec<i64> = (0..n).map(|_| in_range(next())).collect();
                 check_rows::<E, I>(g, make, &mut |p| values[p]);
-                for bad_at in 0..g.rows * row_len {
+                for bad_at in 0..n {
                     let bad = if bad_at % 2 == 0 {
                         size as i64
                     } else {
@@ -482,5 +641,10 @@ mod tests {
         check_every_shape::<u32, i32>(four);
         check_every_shape::<[u32; 2], i64>(eight);
         check_every_shape::<[u32; 2], i32>(eight);
+        // Elements of 1 and 2 bytes (values distinct within each slab's first 256 elements).
+        check_every_shape::<u8, i64>(|v| (v ^ (v >> 8)) as u8);
+        check_every_shape::<u8, i32>(|v| (v ^ (v >> 8)) as u8);
+        check_every_shape::<u16, i64>(|v| v as u16);
+        check_every_shape::<u16, i32>(|v| v as u16);
     }
 }

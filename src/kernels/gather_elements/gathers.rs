@@ -111,6 +111,7 @@ static NO_COLUMNS: LaneColumns<[u64; 8]> = LaneColumns([0; 8]);
 /// `out` hold `rows * row_len` elements; when `rows > 0`, `(rows - 1) * row_stride + (row_len -
 /// 1) * inner_stride + (axis_size - 1) * axis_stride < slab.len()`.
 #[cfg(target_arch = "x86_64")]
+#[inline(never)]
 pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
     slab: &[E],
     g: &StridedRows,

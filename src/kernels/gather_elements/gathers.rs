@@ -8,10 +8,10 @@
 //! Where reads miss L1, a gather holds its place in the out-of-order window until the last of
 //! its lanes' lines arrives, and the other loops overlap the misses as well or better. Measured on
 //! an Intel Xeon (AVX-512, 2 MiB L2; one build, the rule toggled between alternating calls), time
-//! with the gathers against without: rows of 512 f32 along the last axis (W1) 0.80x with int64
-//! indices and 0.82x with int32, rows of 725 int32 0.74-0.76x, of 17 uint32 0.59x, of 64 f32
-//! 0.89x, of 128 f64 0.88x, tiles of 8 KiB across an axis 0.89x; but tiles of 64 KiB across (W2)
-//! 1.09x, and 1-D gathers from 4-64 MB 1.00-1.14x.
+//! with the gathers against without: rows of 512 f32 along the last axis (W1) 0.80-0.93x with
+//! int64 indices and 0.77-0.85x with int32, rows of 725 int32 0.74-0.93x, of 64 f32 0.81-0.89x,
+//! of 128 f64 with int32 indices 0.97-1.02x, tiles of 8 KiB across an axis 0.79-0.89x; but tiles
+//! of 64 KiB across (W2) 1.09x, and 1-D gathers from 4-64 MB 1.00-1.14x.
 //!
 //! Elements of 4 and 8 bytes are what the instructions move. Elements of 1 and 2 bytes are read
 //! as the doubleword that starts at the element, shifted and narrowed; a lane whose doubleword
@@ -22,7 +22,7 @@
 //! address both come from that register (an out-of-range lane reads position 0 and clears its
 //! bit of the returned mask), as in the lanes loop, so a caller that changes `indices` meanwhile
 //! cannot steer a read. The instructions are written with `asm!`, as the AVX-512 intrinsics need
-//! a newer Rust than the crate's rust-version; they use only zmm16-zmm19 and k1-k3, registers that
+//! a newer Rust than the crate's rust-version; they use only zmm16-zmm19 and k1-k4, registers that
 //! code compiled without AVX-512 (all of this crate) never holds values in.
 
 use super::lanes::lanes_take;

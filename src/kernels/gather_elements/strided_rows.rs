@@ -360,10 +360,16 @@ fn gather_strided_rows_either<E: RawElement, I: IndexElement>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn rows_along(rows: usize, row_len: usize, axis_size: usize) -> StridedRows {
+    /// `rows` rows along an axis of `axis_size`, one after another (the gather instructions'
+    /// tests use them too).
+    pub(in crate::kernels::gather_elements) fn rows_along(
+        rows: usize,
+        row_len: usize,
+        axis_size: usize,
+    ) -> StridedRows {
         StridedRows {
             base: 0,
             row_stride: axis_size,

@@ -65,8 +65,7 @@ pub(crate) fn gather_instructions() -> bool {
     use std::sync::OnceLock;
     static FAST: OnceLock<bool> = OnceLock::new();
     *FAST.get_or_init(|| {
-        !portable_forced()
-            && std::arch::is_x86_feature_detected!("avx2")
+        avx2()
             && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512vl")
             && gds_not_affected()

@@ -107,25 +107,25 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     // of the chunk, an element of data; this one check keeps the loop below in bounds.
     let slab = &data[g.base..g.base + span];
     let lines_per_piece = g.next_row_lines_per_piece(std::mem::size_of::<E>());
+    // Rows read from vector lanes (by the gather instructions, or AVX2's) tell only whether every
+    // value was in range; the first bad one is then found by a rescan.
     #[cfg(target_arch = "x86_64")]
-    if gathers::gathers_take::<E, I>(&g) && isa::gather_instructions() {
+    let lanes_inside = if gathers::gathers_take::<E, I>(&g) && isa::gather_instructions() {
         // SAFETY: the CPU has AVX-512F and AVX-512VL and `gathers_take` holds (both checked
         // above); `idx` and `out` hold rows * row_len elements (the caller's contract), and span
         // - 1 (above) is the last element the rows can reach, below slab.len() = span.
-        let inside = unsafe { gathers::gather_rows_avx512(slab, &g, idx, out) };
-        return if inside {
-            Ok(())
-        } else {
-            Err(first_bad_index(idx, g.axis_size))
-        };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if g.takes_lanes::<E, I>() && isa::avx2() {
+        Some(unsafe { gathers::gather_rows_avx512(slab, &g, idx, out) })
+    } else if g.takes_lanes::<E, I>() && isa::avx2() {
         // SAFETY: the CPU has AVX2 and `lanes_take` holds (both checked above); `idx` and `out`
         // hold rows * row_len elements (the caller's contract); `takes_lanes` admits only its
         // two geometries, and span - 1 (above) is the last element the rows can reach, below
         // slab.len() = span.
-        let inside = unsafe { lanes::gather_rows_avx2(slab, &g, idx, out) };
+        Some(unsafe { lanes::gather_rows_avx2(slab, &g, idx, out) })
+    } else {
+        None
+    };
+    #[cfg(target_arch = "x86_64")]
+    if let Some(inside) = lanes_inside {
         return if inside {
             Ok(())
         } else {

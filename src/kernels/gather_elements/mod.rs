@@ -137,8 +137,8 @@ impl ElementsKernel {
         let rows = saturating_product(row_counts.as_slice());
         let axis_size = data_shape[axis];
         // Tiling needs the axis to be the innermost row dimension and rows contiguous in `data`.
-        // It pays when a group's slab (every axis position of its rows) outgrows a per-core L2
-        // and tiles split its rows, and when either the tiles are wide or the data is too large
+        // It pays when a group's slab (every axis position of its rows) fills a core's L2
+        // (`tiled::slab_takes_tiles`) and tiles split its rows, and when either the tiles are wide or the data is too large
         // to stay in the last-level cache; otherwise, or when rows are narrower than a tile (the
         // tiled order would be row order, one short row at a time), rows go in order.
         let tileable = dims >= 2 && axis_at == Some(dims - 2) && inner_stride == 1;
@@ -156,7 +156,7 @@ impl ElementsKernel {
         let data_bytes = saturating_product(data_shape).saturating_mul(element_size);
         let traversal = if tileable
             && tile_fits
-            && slab_bytes >= tiled::TILED_MIN_SLAB_BYTES
+            && tiled::slab_takes_tiles(slab_bytes)
             && (data_bytes >= tiled::TILED_MIN_DATA_BYTES
                 || tile_columns.saturating_mul(element_size) >= tiled::TILE_WIDE_ROW_BYTES)
             && tile_columns < row_len
@@ -310,6 +310,38 @@ mod tests {
         let l = ElementsKernel::new(&[6014, 355], &[178, 355], 0, 2);
         assert_eq!(l.traversal(), ElementsTraversal::Rows);
         assert!(at_once(&l, 2));
+    }
+
+    #[test]
+    fn slabs_take_tiles_from_the_size_of_a_cores_l2() {
+        use crate::kernels::cache::with_l2_bytes;
+        let along_1 = |shape: &[usize], element_size| {
+            ElementsKernel::new(shape, shape, 1, element_size).traversal()
+        };
+        // W2 ([64, 512, 512] f32, slabs of 1 MiB): tiles on 512 KiB or 1 MiB of L2 (Zen 3,
+        // Zen 5), row order on 2 MiB (the Xeon).
+        let w2 = [64, 512, 512];
+        with_l2_bytes(512 << 10, || {
+            assert_eq!(along_1(&w2, 4), ElementsTraversal::Tiled)
+        });
+        with_l2_bytes(1 << 20, || {
+            assert_eq!(along_1(&w2, 4), ElementsTraversal::Tiled)
+        });
+        with_l2_bytes(2 << 20, || {
+            assert_eq!(along_1(&w2, 4), ElementsTraversal::Rows)
+        });
+        // A short axis makes wide tiles, which pay from data that stays in the L3: [64, 64, 64]
+        // f32 along axis 0 (1-KiB tile rows, a 1 MiB slab and 1 MiB of data) took 165 us in
+        // tiles and 199 in row order on a Zen 5 (1 MiB of L2).
+        with_l2_bytes(1 << 20, || {
+            let kernel = ElementsKernel::new(&[64, 64, 64], &[64, 64, 64], 0, 4);
+            assert_eq!(kernel.traversal(), ElementsTraversal::Tiled);
+        });
+        // A slab of exactly the L2 takes tiles, one row less does not.
+        with_l2_bytes(512 << 10, || {
+            assert_eq!(along_1(&[16, 256, 1024], 2), ElementsTraversal::Tiled);
+            assert_eq!(along_1(&[16, 255, 1024], 2), ElementsTraversal::Rows);
+        });
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use super::strided_rows::{gather_strided_rows, StridedRows};
 use super::ElementsKernel;
+use crate::kernels::cache::l2_bytes;
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::{for_each_range, DisjointOut};
 use crate::kernels::prefetch::{prefetch_range, prefetch_range_l2};
@@ -185,10 +186,20 @@ const SET_PERIOD_BYTES: usize = 64 << 10;
 /// (8-way) L2, leaving the rest to the indices and output that stream past.
 const CROWDED_LINES_PER_SET: usize = 4;
 
-/// Bytes a group's slab must reach for the tiled traversal: a typical per-core L2 (512 KiB on
-/// Zen 3). Measured on [64, A, 512] f32 along axis 1: tiles beat row order from A = 256 (a
-/// 512 KiB slab, 49.5 -> 38.5 ms) on.
-pub(super) const TILED_MIN_SLAB_BYTES: usize = 512 << 10;
+/// Whether a group's slab of `slab_bytes` is large enough for the tiled traversal: as large as a
+/// core's L2 ([`l2_bytes`], read at run time). A slab the L2 holds beside the indices and output
+/// streaming past is gathered from there in row order, whose index and output runs are long and
+/// in order; tiles cut those runs into a tile's width, a row of indices apart. Measured on [64,
+/// A, 512] f32 along axis 1 on a Zen 3 (512 KiB L2): tiles beat row order from A = 256 (a 512 KiB
+/// slab, 49.5 -> 38.5 ms) on; on a Zen 5 (1 MiB) W2 (A = 512, a 1 MiB slab) took 25.0 ms in
+/// tiles, 38.5 in row order. On an Intel Xeon with 2 MiB of L2 (one build, the rule toggled
+/// between alternating calls), row order took 0.83-0.87x the time of tiles for W2 and its 512 KiB
+/// variant, 0.71-0.75x with int32 indices, float16 or float64 (slabs of 512 KiB to 2 MiB), 0.99x
+/// for a 2 MiB f32 slab and 1.00x for 4 MiB; tiles of a 4 MiB slab of 2048 columns won (1.07x in
+/// row order).
+pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
+    slab_bytes >= l2_bytes()
+}
 
 /// Bytes the whole data must reach for tiles whose rows are narrow (under
 /// [`TILE_WIDE_ROW_BYTES`]): a quarter of the 32 MiB L3 of both machine kinds measured. A tile

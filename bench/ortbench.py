@@ -213,38 +213,45 @@ def gk_caller(case, out, threads):
 
 # --- timing ------------------------------------------------------------------------------------------
 
-def balanced_orders(n):
-    """Call orders for rounds of `n` calls in which every call runs right after each other call
-    equally often (a Williams design: n orders for even n, 2n for odd). A call's time depends on
-    what ran before it: after a large call, the caches hold that call's data and not the next
-    call's code and structures. Rotating one fixed order keeps every call's predecessor the same
-    (in [ORT, gatherkit, ORT tiny, gatherkit tiny] ORT's tiny call always followed gatherkit's
-    large one and ran 10-15x its settled time, while ORT's own large call followed two tiny ones),
-    so the overhead correction subtracted a cold call's time from a warm one's."""
-    first, low, high = [0], 1, n - 1
-    while low <= high:
-        first.append(low)
-        low += 1
-        if low <= high:
-            first.append(high)
-            high -= 1
-    orders = [[(c + shift) % n for c in first] for shift in range(n)]
-    if n % 2:
-        orders += [list(reversed(order)) for order in orders]
-    return orders
+def balanced_sequence(n):
+    """A cyclic order of `n` calls in which every call runs right after each other call exactly
+    once per cycle (an Eulerian circuit of the complete directed graph on the calls: n(n-1) calls
+    per cycle, each call n-1 times; [0] for one call). A call's time depends on what ran before it:
+    after a large call the caches hold that call's data and not the next call's code and
+    structures. Rotating one fixed order kept every call's predecessor the same (in [ORT,
+    gatherkit, ORT tiny, gatherkit tiny] ORT's tiny call always followed gatherkit's large one and
+    ran 10-15x its settled time, while ORT's own large call followed two tiny ones), so the overhead
+    correction subtracted a cold call's time from a warm one's. Rounds that are each a permutation
+    cannot balance the step from one round to the next; one cycle repeated does."""
+    if n <= 1:
+        return [0] * n
+    unused = {a: [b for b in range(n) if b != a] for a in range(n)}
+    path, circuit = [0], []
+    while path:
+        if unused[path[-1]]:
+            path.append(unused[path[-1]].pop())
+        else:
+            circuit.append(path.pop())
+    circuit.reverse()  # starts and ends at call 0: the last step closes the cycle
+    return circuit[:-1]
+
+
+def balanced_calls(n, repeat):
+    """The indices of `n` calls to run in turn so that each runs at least `repeat` times (whole
+    cycles of balanced_sequence)."""
+    cycle = balanced_sequence(n)
+    per_cycle = max(n - 1, 1)
+    return cycle * -(-repeat // per_cycle)
 
 
 def alternating_medians(calls, repeat):
-    """Median seconds of each call over `repeat` rounds (rounded up to whole sets of orders); each
-    round runs every call once, in the orders of balanced_orders, so that all see the same machine
-    state (no warm-up here)."""
+    """Median seconds of each call, each run at least `repeat` times (whole cycles of
+    balanced_sequence, so that all see the same machine state before them; no warm-up here)."""
     times = [[] for _ in calls]
-    orders = balanced_orders(len(calls))
-    for r in range(-(-repeat // len(orders)) * len(orders)):
-        for k in orders[r % len(orders)]:
-            t0 = time.perf_counter()
-            calls[k]()
-            times[k].append(time.perf_counter() - t0)
+    for k in balanced_calls(len(calls), repeat):
+        t0 = time.perf_counter()
+        calls[k]()
+        times[k].append(time.perf_counter() - t0)
     return [statistics.median(t) for t in times]
 
 
@@ -257,7 +264,8 @@ SETTLED_ROUNDS_MAX = 400
 
 
 def settled_medians(calls, repeat, idle_gap_s=IDLE_GAP_S):
-    """Median seconds of each call over `repeat` rounds, in the orders of alternating_medians; but each timed call comes after one untimed call of the same kind and an
+    """Median seconds of each call, each timed at least `repeat` times in the order of
+    alternating_medians; but each timed call comes after one untimed call of the same kind and an
     idle gap (IDLE_GAP_S). For one library at different thread counts on one output buffer: timed
     back to back, a 2-thread call finds half of the output's lines in the other core's cache,
     where the 1-thread call before it left them, and pays for moving them (ge-axis0 at 1 MiB, whose
@@ -267,15 +275,13 @@ def settled_medians(calls, repeat, idle_gap_s=IDLE_GAP_S):
     once, while the workers still spin: the pool's own cost, without the operating system's
     wake-up."""
     times = [[] for _ in calls]
-    orders = balanced_orders(len(calls))
-    for r in range(repeat):
-        for k in orders[r % len(orders)]:
-            calls[k]()
-            if idle_gap_s:
-                time.sleep(idle_gap_s)
-            t0 = time.perf_counter()
-            calls[k]()
-            times[k].append(time.perf_counter() - t0)
+    for k in balanced_calls(len(calls), repeat):
+        calls[k]()
+        if idle_gap_s:
+            time.sleep(idle_gap_s)
+        t0 = time.perf_counter()
+        calls[k]()
+        times[k].append(time.perf_counter() - t0)
     return [statistics.median(t) for t in times]
 
 

@@ -50,9 +50,9 @@ run (unordered threads; reductions race and lose updates), so there gatherkit is
 ORT's 1-thread output (while both are still timed at that thread count). Negative indices in a
 third of the configurations; updates from one to millions (budget permitting).
 
-Timing: per configuration and thread count, both warm up once, then run alternating for
---repeat rounds, in orders where each call follows every other equally often
-(ortbench.balanced_orders); medians. ORT runs through io binding with a preallocated output
+Timing: per configuration and thread count, both warm up once, then run alternating, each at
+least --repeat times, in a cycle where each call follows every other exactly once
+(ortbench.balanced_sequence); medians. ORT runs through io binding with a preallocated output
 (gatherkit gets ``out=``). ORT's times are adjusted by the difference of the two per-call overheads
 (a tiny call of each, timed in the same alternating rounds as the configuration; see ortbench.py), so the ratio ORT/gk compares
 kernels even for small configurations. Ratio > 1: gatherkit is faster. The last column compares

@@ -2,8 +2,8 @@
 //! several thread counts and with odd sizes and tails. CI also runs this file with
 //! `GATHERKIT_PORTABLE_KERNELS=1`, so the portable variants are checked on machines with AVX2.
 //!
-//! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab has at
-//! least 512 KiB and a tile fits 256 KiB), with one group (split by columns) and several, tiles
+//! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab is at
+//! least a core's L2 and a tile fits 256 KiB; the shapes here have slabs of 8 MiB and more), with one group (split by columns) and several, tiles
 //! widened to 256 bytes a row, packed or gathered in place, and tail tiles; the strided-rows
 //! loop with and without next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or
 //! more), and blocks of rows across short runs; GatherND's
@@ -157,7 +157,7 @@ fn tiled_gather_elements_several_groups_and_wide_elements() {
         2,
         (1 << 18) + 1,
     );
-    check_tiled(|x| x as f32, 2, 16, 3, 1 << 16);
+    check_tiled(|x| x as f32, 2, 16, 3, 1 << 17);
 }
 
 #[test]
@@ -177,8 +177,8 @@ fn tiled_gather_elements_from_slabs_past_l2() {
 fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
     // Packed: 8 rows 1 MiB apart share their cache sets.
     check_tiled(|x| x as u32, 1, 8, 3, 1 << 18);
-    // In place: 6 rows 400000 bytes apart spread over the sets (2 tiles and a tail per group).
-    check_tiled(|x| x as u32, 4, 6, 2, 100_000);
+    // In place: 6 rows 1.4 MB apart spread over the sets (128 tiles and a tail per group).
+    check_tiled(|x| x as u32, 2, 6, 2, 350_000);
     // Data that stays in the last-level cache goes in row order, whatever its slab: [631, 201]
     // f64 along axis 0 (a 1 MB slab) took 145 us in tiles and 79 in row order.
     assert_eq!(

@@ -134,8 +134,8 @@ fn expect(status: Status, bad_last: bool, ctx: &str) {
 fn gather_elements_paths_stay_inside_their_buffers() {
     // (data shape, indices shape, axis): strided rows along the last axis (odd row length),
     // rows across an axis with narrower indices (short runs: blocks of rows across runs), short
-    // runs along the axis with stride 1 and with a stride, and the tiled traversal (slab >= 512
-    // KiB for every width); rows whose axis holds 16 KiB or more (the lanes loop: one row, and
+    // runs along the axis with stride 1 and with a stride, and the tiled traversal (slabs of 2
+    // MiB and more, as large as the L2 of every machine seen, for every width); rows whose axis holds 16 KiB or more (the lanes loop: one row, and
     // rows with a tail after the last full vector), with either index type; tiles of 64
     // positions (rows across the axis in the lanes loop, the last tile with a tail); rows whose
     // reads span at most 32 KiB (the gather instructions for 4- and 8-byte elements: along the
@@ -147,8 +147,8 @@ fn gather_elements_paths_stay_inside_their_buffers() {
         (&[6, 4, 9], &[6, 3, 5], 2, DType::Int64),
         (&[5, 4, 6, 3], &[5, 3, 2, 1], 2, DType::Int64),
         (
-            &[3, (1 << 20) / 3 + 5],
-            &[4, (1 << 20) / 3 + 5],
+            &[3, (2 << 20) / 3 + 5],
+            &[4, (2 << 20) / 3 + 5],
             0,
             DType::Int64,
         ),

@@ -337,10 +337,11 @@ mod tests {
             let kernel = ElementsKernel::new(&[64, 64, 64], &[64, 64, 64], 0, 4);
             assert_eq!(kernel.traversal(), ElementsTraversal::Tiled);
         });
-        // A slab of exactly the L2 takes tiles, one row less does not.
+        // A slab of exactly the L2 takes tiles, one row less does not (both with 8 MiB of data
+        // or more, which narrow tiles also need).
         with_l2_bytes(512 << 10, || {
             assert_eq!(along_1(&[16, 256, 1024], 2), ElementsTraversal::Tiled);
-            assert_eq!(along_1(&[16, 255, 1024], 2), ElementsTraversal::Rows);
+            assert_eq!(along_1(&[17, 255, 1024], 2), ElementsTraversal::Rows);
         });
     }
 

@@ -194,9 +194,12 @@ const CROWDED_LINES_PER_SET: usize = 4;
 /// slab, 49.5 -> 38.5 ms) on; on a Zen 5 (1 MiB) W2 (A = 512, a 1 MiB slab) took 25.0 ms in
 /// tiles, 38.5 in row order. On an Intel Xeon with 2 MiB of L2 (one build, the rule toggled
 /// between alternating calls), row order took 0.83-0.87x the time of tiles for W2 and its 512 KiB
-/// variant, 0.71-0.75x with int32 indices, float16 or float64 (slabs of 512 KiB to 2 MiB), 0.99x
-/// for a 2 MiB f32 slab and 1.00x for 4 MiB; tiles of a 4 MiB slab of 2048 columns won (1.07x in
-/// row order).
+/// variant, 0.75x with int32 indices, 0.71x in float16 (slabs of 512 KiB and 1 MiB), 0.72x for a
+/// 2 MiB f64 slab and 0.99x for a 2 MiB f32 one (both as large as the L2: tiles, as on the Zen 3),
+/// 1.00x for 4 MiB; tiles of a 4 MiB slab of 2048 columns won (1.07x in row order). The one
+/// measurement against the rule: on the Zen 5, [32, 256, 512] f32 (a 512 KiB slab, half its L2)
+/// took 7.0-7.3 ms in row order and 6.7 ms in tiles; no rule in the L2's size alone fits both
+/// machines there (the Xeon's W2 is also a slab of half its L2).
 pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
     slab_bytes >= l2_bytes()
 }
@@ -210,7 +213,8 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
 /// order against 256-byte tiles: [631, 201] f64 along axis 0 (1 MB) 79 against 145 us, [4, 256,
 /// 512] f32 along axis 1 (2 MiB) 262 against 380 us, [512, 3072] f32 (6 MiB) 1.63 against 2.30
 /// ms; from 8 MiB tiles tie or win ([16, 256, 512] 3.20 against 3.20 ms, [32, 256, 512] 7.0-7.3
-/// against 6.7 ms, W2 at 64 MiB 38.5 against 25.0 ms).
+/// against 6.7 ms, W2 at 64 MiB 38.5 against 25.0 ms; the first two have 512 KiB slabs, which
+/// [`slab_takes_tiles`] now keeps in row order on that 1 MiB L2).
 pub(super) const TILED_MIN_DATA_BYTES: usize = 8 << 20;
 
 /// Tiles whose rows span at least this many bytes (a short axis) pay at any data size: each tile

@@ -3,15 +3,15 @@
 //! `GATHERKIT_PORTABLE_KERNELS=1`, so the portable variants are checked on machines with AVX2.
 //!
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab is at
-//! least a core's L2 and a tile fits 256 KiB; the shapes here have slabs of 8 MiB and more), with one group (split by columns) and several, tiles
-//! widened to 256 bytes a row, packed or gathered in place, and tail tiles; the strided-rows
-//! loop with and without next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or
-//! more), and blocks of rows across short runs; GatherND's
-//! fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64
-//! tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices
-//! (>= 256 bytes each) directly, small fixed ones through the staging buffer; many batches of a
-//! few tuples copied together, split in the middle of a batch. Gather's two paths
-//! on the same kernel: the general one, and the one that resolves a batch's indices once for
+//! least a core's L2 and a tile fits 256 KiB; the shapes here have slabs of 8 MiB and more),
+//! with one group (split by columns) and several, tiles widened to 256 bytes a row, packed or
+//! gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch,
+//! its lanes twin (rows whose axis holds 16 KiB or more), and blocks of rows across short runs;
+//! GatherND's fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch
+//! distance (64 tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB):
+//! large slices (>= 256 bytes each) directly, small fixed ones through the staging buffer;
+//! many batches of a few tuples copied together, split in the middle of a batch. Gather's two
+//! paths on the same kernel: the general one, and the one that resolves a batch's indices once for
 //! every outer position (outer > 1, at most 256 indices per batch), split across tasks in the
 //! middle of a batch, streamed or not, and its first bad index whatever the split.
 
@@ -1102,8 +1102,9 @@ fn check_lanes<T, I>(
     );
 }
 
-/// Rows whose reads span at most 32 KiB: the AVX-512 gather instructions where the CPU has fast ones, the block loop elsewhere (and in CI's portable run),
-/// with the same inputs and the same first bad index (see `check_lanes`).
+/// Rows whose reads span at most 32 KiB: the AVX-512 gather instructions where the CPU has fast
+/// ones, the block loop elsewhere (and in CI's portable run), with the same inputs and the same
+/// first bad index (see `check_lanes`).
 #[test]
 fn gather_elements_rows_within_32_kib_take_the_gather_instructions() {
     // Along the last axis: W1's rows (2 KiB), rows of 725 and of 17 values (one vector of 16 and

@@ -138,9 +138,10 @@ impl ElementsKernel {
         let axis_size = data_shape[axis];
         // Tiling needs the axis to be the innermost row dimension and rows contiguous in `data`.
         // It pays when a group's slab (every axis position of its rows) fills a core's L2
-        // (`tiled::slab_takes_tiles`) and tiles split its rows, and when either the tiles are wide or the data is too large
-        // to stay in the last-level cache; otherwise, or when rows are narrower than a tile (the
-        // tiled order would be row order, one short row at a time), rows go in order.
+        // (`tiled::slab_takes_tiles`) and tiles split its rows, and when either the tiles are
+        // wide or the data is too large to stay in the last-level cache; otherwise, or when rows
+        // are narrower than a tile (the tiled order would be row order, one short row at a time),
+        // rows go in order.
         let tileable = dims >= 2 && axis_at == Some(dims - 2) && inner_stride == 1;
         let slab_bytes = axis_size
             .saturating_mul(row_len)

@@ -549,7 +549,8 @@ def fmt_bytes(n):
 
 def run_header(title, seed=None):
     parts = [title, f"CPU: {cpu_model()}", f"onnxruntime {ort.__version__}",
-             f"gatherkit {gatherkit.library_version()}", f"numpy {np.__version__}"]
+             f"gatherkit {gatherkit.library_version()} ({gatherkit.library_path()})",
+             f"numpy {np.__version__}"]
     if seed is not None:
         parts.append(f"seed {seed}")
     return ", ".join(parts)

@@ -15,7 +15,8 @@ arrays), through the library's C ABI with ctypes (no compiled extension).
 The shared library is found through the ``GATHERKIT_LIBRARY`` environment variable first (a path to
 ``libgatherkit.so``), then the one built into the installed package (``pip install .`` at the
 repository's root), then the source tree's build outputs (``build/lib``, ``target/release``,
-``target/debug``), then the system loader.
+``target/debug``; the most recently built first), then the system loader. ``library_path()`` says
+which file was loaded.
 """
 
 import ctypes
@@ -33,7 +34,7 @@ from . import _abi, _dlpack
 __version__ = f"{_abi.GK_VERSION_MAJOR}.{_abi.GK_VERSION_MINOR}.{_abi.GK_VERSION_PATCH}"
 
 __all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", "GatherkitError",
-           "library_version", "STATUS_NAMES"]
+           "library_version", "library_path", "STATUS_NAMES"]
 
 # Built from _abi so that a status added to the header needs no second edit here.
 STATUS_NAMES = {
@@ -129,13 +130,28 @@ def _candidates():
     here = pathlib.Path(__file__).resolve().parent
     # An installed package (pip install): the library built into it, whatever its suffix.
     yield from sorted(str(path) for path in here.glob("libgatherkit*.so"))
-    root = here.parents[2]
-    for rel in ("build/lib/libgatherkit.so", "target/release/libgatherkit.so", "target/debug/libgatherkit.so"):
-        path = root / rel
-        if path.exists():
-            yield str(path)
+    yield from _tree_builds(here.parents[2])
     found = ctypes.util.find_library("gatherkit")
     yield found or "libgatherkit.so.0"
+
+
+# Where a source tree's builds leave the shared library: CMake's, then cargo's.
+_TREE_BUILDS = ("build/lib/libgatherkit.so", "target/release/libgatherkit.so", "target/debug/libgatherkit.so")
+
+
+def _tree_builds(root):
+    """The source tree's builds of the library that exist, the most recently built first: a
+    tree built both ways (CMake for the quick start, then ``cargo build --release`` after a change)
+    would otherwise keep loading the older one, silently. Ties keep the order of _TREE_BUILDS."""
+    found = []
+    for order, rel in enumerate(_TREE_BUILDS):
+        path = pathlib.Path(root) / rel
+        try:
+            built = path.stat().st_mtime_ns
+        except OSError:
+            continue
+        found.append((-built, order, str(path)))
+    return [path for _, _, path in sorted(found)]
 
 
 def _load():
@@ -187,6 +203,12 @@ _lib = _load()
 def library_version():
     """The loaded library's version, "MAJOR.MINOR.PATCH"."""
     return _lib.gk_version().decode()
+
+
+def library_path():
+    """The path (or the name given to the system loader) of the loaded library: which build the
+    binding uses, as found in the order the module's documentation gives."""
+    return _lib._name
 
 
 def _check(status):

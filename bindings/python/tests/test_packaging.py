@@ -1,5 +1,7 @@
 """The package's version is the crate's and the header's, in every place it is written."""
 
+import ctypes
+import os
 import pathlib
 import re
 
@@ -25,3 +27,36 @@ def test_versions_agree():
 
 def test_the_loaded_library_is_the_version_the_binding_was_written_for():
     assert gatherkit.library_version() == gatherkit.__version__
+
+
+def test_the_source_trees_most_recent_build_is_loaded_first(tmp_path):
+    from gatherkit import _tree_builds
+
+    def build(rel, mtime):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+        os.utime(path, ns=(mtime, mtime))
+        return str(path)
+
+    assert _tree_builds(tmp_path) == []
+    cmake = build("build/lib/libgatherkit.so", 1_000_000_000)
+    release = build("target/release/libgatherkit.so", 2_000_000_000)
+    # cargo build after the CMake build: cargo's library first.
+    assert _tree_builds(tmp_path) == [release, cmake]
+    debug = build("target/debug/libgatherkit.so", 3_000_000_000)
+    assert _tree_builds(tmp_path) == [debug, release, cmake]
+    # Built at the same moment: CMake's, then release, then debug.
+    for path in (cmake, release, debug):
+        os.utime(path, ns=(5, 5))
+    assert _tree_builds(tmp_path) == [cmake, release, debug]
+
+
+def test_library_path_names_the_loaded_library():
+    path = gatherkit.library_path()
+    if os.environ.get("GATHERKIT_LIBRARY"):
+        assert path == os.environ["GATHERKIT_LIBRARY"]
+    # Loading that path again gives the same library (the loader hands back the loaded copy).
+    again = ctypes.CDLL(path)
+    again.gk_version.restype = ctypes.c_char_p
+    assert again.gk_version().decode() == gatherkit.library_version()

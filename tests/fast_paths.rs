@@ -6,7 +6,8 @@
 //! least a core's L2 and a tile fits 256 KiB; the shapes here have slabs of 8 MiB and more),
 //! with one group (split by columns) and several, tiles widened to 256 bytes a row, packed or
 //! gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch,
-//! its lanes twin (rows whose axis holds 16 KiB or more), and blocks of rows across short runs;
+//! its lanes twin (rows whose axis holds 16 KiB or more; past 16 MiB it asks for reads ahead),
+//! and blocks of rows across short runs;
 //! GatherND's fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch
 //! distance (64 tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB):
 //! large slices (>= 256 bytes each) directly, small fixed ones through the staging buffer;
@@ -303,6 +304,61 @@ fn check_nd(len: usize, rows: usize, tuples: usize) {
     let mut rng = Rng::new(len as u64 + 1);
     let indices: Vec<i32> = (0..tuples).map(|_| rng.index(rows) as i32).collect();
     check_nd_lookups(len, rows, &indices);
+}
+
+/// A 1-D GatherElements from an axis past the L3's share (16 MiB), where the lanes loop also asks
+/// for the data of the values 64 on (hints aimed by a second read of those values): results at
+/// 1, 2 and 3 threads and with host pools, both index types, and the first bad value reported
+/// wherever it lies (inside the window of values read ahead, or in the row's last 64).
+fn check_lanes_reading_ahead<I: IndexElement + Into<i64> + TryFrom<i64>>() {
+    let size = (16 << 20) / 2 + 1001;
+    let data: Vec<u16> = (0..size).map(|x| (x * 7 + x / 65536) as u16).collect();
+    let mut rng = Rng::new(size as u64);
+    let len = 100_003;
+    let indices: Vec<I> = (0..len)
+        .map(|_| {
+            let v = rng.index(size);
+            I::try_from(v).ok().expect("fits the index type")
+        })
+        .collect();
+    for (threads, options) in executors(&[1, 2, 3]) {
+        let (_, out) = gather_elements_to_vec(
+            TensorRef::new(&[size], &data),
+            TensorRef::new(&[len], &indices),
+            0,
+            &options,
+        )
+        .unwrap();
+        for (p, got) in out.iter().enumerate() {
+            let want = data[resolve(indices[p].into(), size)];
+            assert_eq!(*got, want, "element {p}, {threads}");
+        }
+    }
+    for (at, value) in [
+        (len / 2 + 3, size as i64),
+        (len - 5, -(size as i64) - 1),
+        (70, 1 << 30),
+    ] {
+        let mut bad = indices.clone();
+        bad[at] = I::try_from(value).ok().expect("fits the index type");
+        // A later bad value too: the first one is reported.
+        bad[len - 1] = I::try_from(size as i64).ok().expect("fits the index type");
+        let want = format!("indices[{at}] = {value} is out of range");
+        expect_error_everywhere(&[1, 2, 3], &want, "lanes reading ahead", |options| {
+            gather_elements_to_vec(
+                TensorRef::new(&[size], &data),
+                TensorRef::new(&[len], &bad),
+                0,
+                options,
+            )
+        });
+    }
+}
+
+#[test]
+fn lanes_loop_asks_for_reads_ahead_on_an_axis_past_the_l3() {
+    check_lanes_reading_ahead::<i64>();
+    check_lanes_reading_ahead::<i32>();
 }
 
 /// GatherND of one-component `indices` into data [rows, len] of f32, checked slice by slice at

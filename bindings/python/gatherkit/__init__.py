@@ -14,8 +14,8 @@ arrays), through the library's C ABI with ctypes (no compiled extension).
 
 The shared library is found through the ``GATHERKIT_LIBRARY`` environment variable first (a path to
 ``libgatherkit.so``), then the one built into the installed package (``pip install .`` at the
-repository's root), then the source tree's build outputs (``build/lib``, ``target/release``,
-``target/debug``; the most recently built first), then the system loader. ``library_path()`` says
+repository's root), then the source tree's optimized builds (``build/lib``, ``target/release``;
+the most recently built first), then its debug build (``target/debug``), then the system loader. ``library_path()`` says
 which file was loaded.
 """
 
@@ -135,14 +135,18 @@ def _candidates():
     yield found or "libgatherkit.so.0"
 
 
-# Where a source tree's builds leave the shared library: CMake's, then cargo's.
-_TREE_BUILDS = ("build/lib/libgatherkit.so", "target/release/libgatherkit.so", "target/debug/libgatherkit.so")
+# Where a source tree's builds leave the shared library: CMake's and cargo's optimized ones, and
+# cargo's debug build, tried only when neither of the others exists.
+_TREE_BUILDS = ("build/lib/libgatherkit.so", "target/release/libgatherkit.so")
+_TREE_DEBUG_BUILD = "target/debug/libgatherkit.so"
 
 
 def _tree_builds(root):
-    """The source tree's builds of the library that exist, the most recently built first: a
-    tree built both ways (CMake for the quick start, then ``cargo build --release`` after a change)
-    would otherwise keep loading the older one, silently. Ties keep the order of _TREE_BUILDS."""
+    """The source tree's builds of the library that exist: the optimized ones, the most recently
+    built first (a tree built both ways, CMake for the quick start and then ``cargo build
+    --release`` after a change, would otherwise keep loading the older one, silently; ties keep
+    CMake's first), then the debug build (never before an optimized one: a benchmark would time
+    it unawares)."""
     found = []
     for order, rel in enumerate(_TREE_BUILDS):
         path = pathlib.Path(root) / rel
@@ -151,7 +155,8 @@ def _tree_builds(root):
         except OSError:
             continue
         found.append((-built, order, str(path)))
-    return [path for _, _, path in sorted(found)]
+    debug = pathlib.Path(root) / _TREE_DEBUG_BUILD
+    return [path for _, _, path in sorted(found)] + ([str(debug)] if debug.exists() else [])
 
 
 def _load():
@@ -206,9 +211,11 @@ def library_version():
 
 
 def library_path():
-    """The path (or the name given to the system loader) of the loaded library: which build the
-    binding uses, as found in the order the module's documentation gives."""
-    return _lib._name
+    """The file of the loaded library, symbolic links resolved (or, when the system loader found
+    it, the name it was asked for): which build the binding uses, as found in the order the
+    module's documentation gives."""
+    name = _lib._name
+    return os.path.realpath(name) if os.sep in name else name
 
 
 def _check(status):

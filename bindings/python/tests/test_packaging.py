@@ -29,7 +29,7 @@ def test_the_loaded_library_is_the_version_the_binding_was_written_for():
     assert gatherkit.library_version() == gatherkit.__version__
 
 
-def test_the_source_trees_most_recent_build_is_loaded_first(tmp_path):
+def test_the_source_trees_most_recent_optimized_build_is_loaded_first(tmp_path):
     from gatherkit import _tree_builds
 
     def build(rel, mtime):
@@ -40,14 +40,17 @@ def test_the_source_trees_most_recent_build_is_loaded_first(tmp_path):
         return str(path)
 
     assert _tree_builds(tmp_path) == []
+    debug = build("target/debug/libgatherkit.so", 3_000_000_000)
+    assert _tree_builds(tmp_path) == [debug]
     cmake = build("build/lib/libgatherkit.so", 1_000_000_000)
     release = build("target/release/libgatherkit.so", 2_000_000_000)
-    # cargo build after the CMake build: cargo's library first.
-    assert _tree_builds(tmp_path) == [release, cmake]
-    debug = build("target/debug/libgatherkit.so", 3_000_000_000)
-    assert _tree_builds(tmp_path) == [debug, release, cmake]
-    # Built at the same moment: CMake's, then release, then debug.
-    for path in (cmake, release, debug):
+    # cargo build --release after the CMake build: cargo's library first; the newer debug build
+    # never before an optimized one.
+    assert _tree_builds(tmp_path) == [release, cmake, debug]
+    os.utime(cmake, ns=(4_000_000_000, 4_000_000_000))
+    assert _tree_builds(tmp_path) == [cmake, release, debug]
+    # Built at the same moment: CMake's first.
+    for path in (cmake, release):
         os.utime(path, ns=(5, 5))
     assert _tree_builds(tmp_path) == [cmake, release, debug]
 
@@ -55,8 +58,9 @@ def test_the_source_trees_most_recent_build_is_loaded_first(tmp_path):
 def test_library_path_names_the_loaded_library():
     path = gatherkit.library_path()
     if os.environ.get("GATHERKIT_LIBRARY"):
-        assert path == os.environ["GATHERKIT_LIBRARY"]
-    # Loading that path again gives the same library (the loader hands back the loaded copy).
+        assert path == os.path.realpath(os.environ["GATHERKIT_LIBRARY"])
+    # Loading that path again hands back the loaded library itself (the loader keeps one copy
+    # per file), not another build: the same function address.
     again = ctypes.CDLL(path)
-    again.gk_version.restype = ctypes.c_char_p
-    assert again.gk_version().decode() == gatherkit.library_version()
+    address = ctypes.cast(again.gk_version, ctypes.c_void_p).value
+    assert address == ctypes.cast(gatherkit._lib.gk_version, ctypes.c_void_p).value

@@ -14,8 +14,8 @@
 //! Each value is read from caller memory once, by the vector load; the check and the address
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read. (Where
-//! reads reach beyond the L3, the values a few vectors ahead are also loaded, but only to aim
-//! prefetch hints, which read nothing and cannot fault: [`positions_ahead`].)
+//! reads reach beyond the L3, the values 64 on are also loaded, but only to aim prefetch hints,
+//! which read nothing and cannot fault: [`positions_ahead`].)
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
@@ -67,7 +67,7 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 + (size - 1) * g.axis_stride
                 < slab.len()
     );
-    let ahead = if across {
+    let reads_ahead = if across {
         0
     } else {
         positions_ahead(size.saturating_mul(std::mem::size_of::<E>()))
@@ -84,12 +84,24 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
         // axis_stride across it.
         inside &= unsafe {
             match (std::mem::size_of::<I>() == 8, across) {
-                (true, false) => {
-                    row::<E, I, Int64Lanes, false>(slab, base, size, 1, values, row_out, ahead)
-                }
-                (false, false) => {
-                    row::<E, I, Int32Lanes, false>(slab, base, size, 1, values, row_out, ahead)
-                }
+                (true, false) => row::<E, I, Int64Lanes, false>(
+                    slab,
+                    base,
+                    size,
+                    1,
+                    values,
+                    row_out,
+                    reads_ahead,
+                ),
+                (false, false) => row::<E, I, Int32Lanes, false>(
+                    slab,
+                    base,
+                    size,
+                    1,
+                    values,
+                    row_out,
+                    reads_ahead,
+                ),
                 (true, true) => {
                     row::<E, I, Int64Lanes, true>(slab, base, size, stride, values, row_out, 0)
                 }
@@ -209,7 +221,9 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// 128 MiB with int32 values 0.98x; f64 and u8 from 32 MiB 0.88x and 0.86x; from data in the L2
 /// (100 KB of u16) the hints cost 1.6-1.8x. 32, 64 and 128 values ahead were within 4% of each
 /// other beyond 16 MiB. Two builds, each in its own process by turns: 1-D gathers from 20-48 MiB
-/// 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged, W1-W5 and W9 within 1%.
+/// 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged, W1-W5 and W9 within 1%. The line
+/// is the L3 share the other rules use, not one between 8 and 16 MiB, which would fit this
+/// machine's numbers and no cache size.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn positions_ahead(span_bytes: usize) -> usize {
     if stays_in_l3(span_bytes) {

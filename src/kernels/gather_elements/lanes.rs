@@ -211,7 +211,8 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
 #[cfg(target_arch = "x86_64")]
 pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 
-/// How many values ahead the lanes loop along the axis asks for the data a value will read, for
+/// How many values ahead the loops along the axis (this one, and the block loop of
+/// [`super::strided_rows`] where this one is not taken) ask for the data a value will read, for
 /// an axis of `span_bytes`: none while the axis stays in the L3 ([`stays_in_l3`]), where the
 /// out-of-order window alone overlaps the random reads; [`POSITIONS_AHEAD`] beyond, where each
 /// read also misses the TLB and the window holds too few of them. Measured on an Intel Xeon (2 MiB
@@ -224,7 +225,6 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged, W1-W5 and W9 within 1%. The line
 /// is the L3 share the other rules use, not one between 8 and 16 MiB, which would fit this
 /// machine's numbers and no cache size.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn positions_ahead(span_bytes: usize) -> usize {
     if stays_in_l3(span_bytes) {
         0

@@ -67,7 +67,7 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 + (size - 1) * g.axis_stride
                 < slab.len()
     );
-    let reads_ahead = if across {
+    let lookahead = if across {
         0
     } else {
         positions_ahead(size.saturating_mul(std::mem::size_of::<E>()))
@@ -84,24 +84,12 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
         // axis_stride across it.
         inside &= unsafe {
             match (std::mem::size_of::<I>() == 8, across) {
-                (true, false) => row::<E, I, Int64Lanes, false>(
-                    slab,
-                    base,
-                    size,
-                    1,
-                    values,
-                    row_out,
-                    reads_ahead,
-                ),
-                (false, false) => row::<E, I, Int32Lanes, false>(
-                    slab,
-                    base,
-                    size,
-                    1,
-                    values,
-                    row_out,
-                    reads_ahead,
-                ),
+                (true, false) => {
+                    row::<E, I, Int64Lanes, false>(slab, base, size, 1, values, row_out, lookahead)
+                }
+                (false, false) => {
+                    row::<E, I, Int32Lanes, false>(slab, base, size, 1, values, row_out, lookahead)
+                }
                 (true, true) => {
                     row::<E, I, Int64Lanes, true>(slab, base, size, stride, values, row_out, 0)
                 }

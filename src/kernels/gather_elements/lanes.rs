@@ -15,7 +15,7 @@
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read. (Where
 //! reads reach beyond the L3, the values 64 on are also loaded, but only to aim prefetch hints,
-//! which read nothing and cannot fault: [`positions_ahead`].)
+//! which read nothing and cannot fault: [`reads_ahead_for`].)
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
@@ -67,10 +67,10 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 + (size - 1) * g.axis_stride
                 < slab.len()
     );
-    let lookahead = if across {
+    let reads_ahead = if across {
         0
     } else {
-        positions_ahead(size.saturating_mul(std::mem::size_of::<E>()))
+        reads_ahead_for(size.saturating_mul(std::mem::size_of::<E>()), row_len)
     };
     let mut inside = true;
     for r in 0..rows {
@@ -84,12 +84,24 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
         // axis_stride across it.
         inside &= unsafe {
             match (std::mem::size_of::<I>() == 8, across) {
-                (true, false) => {
-                    row::<E, I, Int64Lanes, false>(slab, base, size, 1, values, row_out, lookahead)
-                }
-                (false, false) => {
-                    row::<E, I, Int32Lanes, false>(slab, base, size, 1, values, row_out, lookahead)
-                }
+                (true, false) => row::<E, I, Int64Lanes, false>(
+                    slab,
+                    base,
+                    size,
+                    1,
+                    values,
+                    row_out,
+                    reads_ahead,
+                ),
+                (false, false) => row::<E, I, Int32Lanes, false>(
+                    slab,
+                    base,
+                    size,
+                    1,
+                    values,
+                    row_out,
+                    reads_ahead,
+                ),
                 (true, true) => {
                     row::<E, I, Int64Lanes, true>(slab, base, size, stride, values, row_out, 0)
                 }
@@ -105,7 +117,7 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
 /// One row: the values `L::N` at a time from vector lanes, then the tail one by one. Element `j`
 /// reads position `p` at `base + p` along the axis, `base + j + p * axis_stride` `ACROSS` it.
 /// `values` starts with the row's `n = out.len()` values; the ones after them (the run's next
-/// rows) are only asked for ahead of the loop, [`VALUES_AHEAD_BYTES`] on. With `positions_ahead`
+/// rows) are only asked for ahead of the loop, [`VALUES_AHEAD_BYTES`] on. With `reads_ahead`
 /// (along the axis only), the data the row's element that many on reads is asked for too.
 ///
 /// # Safety
@@ -121,10 +133,10 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     axis_stride: usize,
     values: &[I],
     out: &mut [MaybeUninit<E>],
-    positions_ahead: usize,
+    reads_ahead: usize,
 ) -> bool {
     debug_assert_eq!(std::mem::size_of::<I>() * L::N, 32);
-    debug_assert!(!ACROSS || positions_ahead == 0);
+    debug_assert!(!ACROSS || reads_ahead == 0);
     let n = out.len();
     debug_assert!(values.len() >= n);
     let ahead = VALUES_AHEAD_BYTES / std::mem::size_of::<I>();
@@ -142,11 +154,10 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
         if j % (2 * L::N) == 0 {
             prefetch_lines(values, j + ahead, 1);
         }
-        if positions_ahead != 0 && j + positions_ahead + L::N <= n {
-            // SAFETY: values j + positions_ahead.. + N are the row's (checked above), readable.
+        if reads_ahead != 0 && j + reads_ahead + L::N <= n {
+            // SAFETY: values j + reads_ahead.. + N are the row's (checked above), readable.
             // They only aim hints: their own iteration reads them again for its reads.
-            let later =
-                unsafe { _mm256_loadu_si256(values.as_ptr().add(j + positions_ahead).cast()) };
+            let later = unsafe { _mm256_loadu_si256(values.as_ptr().add(j + reads_ahead).cast()) };
             // SAFETY: AVX2, and `size` fits `L` (forwarded contract).
             let (positions, _) = unsafe { L::positions(later, size) };
             for &q in &positions[..L::N] {
@@ -201,7 +212,7 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 
 /// How many values ahead the loops along the axis (this one, and the block loop of
 /// [`super::strided_rows`] where this one is not taken) ask for the data a value will read, for
-/// an axis of `span_bytes`: none while the axis stays in the L3 ([`stays_in_l3`]), where the
+/// rows of `row_len` values along an axis of `span_bytes`: none while the axis stays in the L3 ([`stays_in_l3`]), where the
 /// out-of-order window alone overlaps the random reads; [`POSITIONS_AHEAD`] beyond, where each
 /// read also misses the TLB and the window holds too few of them. Measured on an Intel Xeon (2 MiB
 /// L2 per core; one build, the distance toggled between alternating calls), 1-D gathers of 2M
@@ -213,15 +224,18 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged, W1-W5 and W9 within 1%. The line
 /// is the L3 share the other rules use, not one between 8 and 16 MiB, which would fit this
 /// machine's numbers and no cache size.
-pub(super) fn positions_ahead(span_bytes: usize) -> usize {
-    if stays_in_l3(span_bytes) {
+///
+/// Rows of at most that many values get none (no value of theirs has one that far on), and
+/// neither do CPUs other than x86-64, where `prefetch` issues no hint.
+pub(super) fn reads_ahead_for(span_bytes: usize, row_len: usize) -> usize {
+    if !cfg!(target_arch = "x86_64") || stays_in_l3(span_bytes) || row_len <= POSITIONS_AHEAD {
         0
     } else {
         POSITIONS_AHEAD
     }
 }
 
-/// See [`positions_ahead`]: a multiple of every lane count (4 and 8), two to four dozen random
+/// See [`reads_ahead_for`]: a multiple of every lane count (4 and 8), two to four dozen random
 /// reads in flight at the loop's pace.
 const POSITIONS_AHEAD: usize = 64;
 
@@ -327,11 +341,19 @@ mod tests {
     #[test]
     fn reads_are_asked_for_ahead_only_from_an_axis_past_the_l3s_share() {
         let l3 = crate::kernels::cache::L3_RESIDENT_BYTES;
-        assert_eq!(positions_ahead(0), 0);
-        assert_eq!(positions_ahead(8 << 20), 0);
-        assert_eq!(positions_ahead(l3), 0);
-        assert_eq!(positions_ahead(l3 + 1), POSITIONS_AHEAD);
-        assert_eq!(positions_ahead(usize::MAX), POSITIONS_AHEAD);
+        let long = 1 << 20;
+        assert_eq!(reads_ahead_for(0, long), 0);
+        assert_eq!(reads_ahead_for(8 << 20, long), 0);
+        assert_eq!(reads_ahead_for(l3, long), 0);
+        // Rows too short for any value to have one that far on.
+        assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD), 0);
+        let past = if cfg!(target_arch = "x86_64") {
+            POSITIONS_AHEAD
+        } else {
+            0
+        };
+        assert_eq!(reads_ahead_for(l3 + 1, long), past);
+        assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD + 1), past);
         // Whole vectors of either index type ahead.
         assert_eq!(POSITIONS_AHEAD % 8, 0);
     }

@@ -108,7 +108,10 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     let slab = &data[g.base..g.base + span];
     let lines_per_piece = g.next_row_lines_per_piece(std::mem::size_of::<E>());
     let reads_ahead = if !ACROSS && g.axis_stride == 1 && lines_per_piece == 0 {
-        lanes::positions_ahead(g.axis_size.saturating_mul(std::mem::size_of::<E>()))
+        lanes::reads_ahead_for(
+            g.axis_size.saturating_mul(std::mem::size_of::<E>()),
+            g.row_len,
+        )
     } else {
         0
     };
@@ -240,7 +243,7 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
 
 /// Gathers a segment along the axis (stride 1) whose reads reach past the L3's share, asking for
 /// the data of the position `reads_ahead` on in the segment's row, as the lanes loop does
-/// ([`lanes::positions_ahead`]); the positions are this task's checked copy, so the hints read
+/// ([`lanes::reads_ahead_for`]); the positions are this task's checked copy, so the hints read
 /// nothing of the caller's twice. A segment holds at most a block of positions, so its last
 /// `reads_ahead` go without. Measured with the portable kernels forced on an Intel Xeon (one
 /// build, the distance toggled between alternating calls), 1-D gathers of 1-2M values: from 20

@@ -67,7 +67,7 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 + (size - 1) * g.axis_stride
                 < slab.len()
     );
-    let reads_ahead = if across {
+    let lookahead = if across {
         0
     } else {
         reads_ahead_for(size.saturating_mul(std::mem::size_of::<E>()), row_len)
@@ -84,24 +84,12 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
         // axis_stride across it.
         inside &= unsafe {
             match (std::mem::size_of::<I>() == 8, across) {
-                (true, false) => row::<E, I, Int64Lanes, false>(
-                    slab,
-                    base,
-                    size,
-                    1,
-                    values,
-                    row_out,
-                    reads_ahead,
-                ),
-                (false, false) => row::<E, I, Int32Lanes, false>(
-                    slab,
-                    base,
-                    size,
-                    1,
-                    values,
-                    row_out,
-                    reads_ahead,
-                ),
+                (true, false) => {
+                    row::<E, I, Int64Lanes, false>(slab, base, size, 1, values, row_out, lookahead)
+                }
+                (false, false) => {
+                    row::<E, I, Int32Lanes, false>(slab, base, size, 1, values, row_out, lookahead)
+                }
                 (true, true) => {
                     row::<E, I, Int64Lanes, true>(slab, base, size, stride, values, row_out, 0)
                 }
@@ -117,7 +105,7 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
 /// One row: the values `L::N` at a time from vector lanes, then the tail one by one. Element `j`
 /// reads position `p` at `base + p` along the axis, `base + j + p * axis_stride` `ACROSS` it.
 /// `values` starts with the row's `n = out.len()` values; the ones after them (the run's next
-/// rows) are only asked for ahead of the loop, [`VALUES_AHEAD_BYTES`] on. With `reads_ahead`
+/// rows) are only asked for ahead of the loop, [`VALUES_AHEAD_BYTES`] on. With `lookahead`
 /// (along the axis only), the data the row's element that many on reads is asked for too.
 ///
 /// # Safety
@@ -133,10 +121,10 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     axis_stride: usize,
     values: &[I],
     out: &mut [MaybeUninit<E>],
-    reads_ahead: usize,
+    lookahead: usize,
 ) -> bool {
     debug_assert_eq!(std::mem::size_of::<I>() * L::N, 32);
-    debug_assert!(!ACROSS || reads_ahead == 0);
+    debug_assert!(!ACROSS || lookahead == 0);
     let n = out.len();
     debug_assert!(values.len() >= n);
     let ahead = VALUES_AHEAD_BYTES / std::mem::size_of::<I>();
@@ -154,10 +142,10 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
         if j % (2 * L::N) == 0 {
             prefetch_lines(values, j + ahead, 1);
         }
-        if reads_ahead != 0 && j + reads_ahead + L::N <= n {
-            // SAFETY: values j + reads_ahead.. + N are the row's (checked above), readable.
+        if lookahead != 0 && j + lookahead + L::N <= n {
+            // SAFETY: values j + lookahead.. + N are the row's (checked above), readable.
             // They only aim hints: their own iteration reads them again for its reads.
-            let later = unsafe { _mm256_loadu_si256(values.as_ptr().add(j + reads_ahead).cast()) };
+            let later = unsafe { _mm256_loadu_si256(values.as_ptr().add(j + lookahead).cast()) };
             // SAFETY: AVX2, and `size` fits `L` (forwarded contract).
             let (positions, _) = unsafe { L::positions(later, size) };
             for &q in &positions[..L::N] {

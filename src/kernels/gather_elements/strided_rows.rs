@@ -107,7 +107,7 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     // of the chunk, an element of data; this one check keeps the loop below in bounds.
     let slab = &data[g.base..g.base + span];
     let lines_per_piece = g.next_row_lines_per_piece(std::mem::size_of::<E>());
-    let reads_ahead = if !ACROSS && g.axis_stride == 1 && lines_per_piece == 0 {
+    let lookahead = if !ACROSS && g.axis_stride == 1 && lines_per_piece == 0 {
         lanes::reads_ahead_for(
             g.axis_size.saturating_mul(std::mem::size_of::<E>()),
             g.row_len,
@@ -182,7 +182,7 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
                         positions,
                         out_segment,
                         lines_per_piece,
-                        reads_ahead,
+                        lookahead,
                     );
                     column += w;
                     continue;
@@ -195,7 +195,7 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
                 positions,
                 out_segment,
                 lines_per_piece,
-                reads_ahead,
+                lookahead,
             );
             column += w;
         }
@@ -226,14 +226,14 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
     positions: &[P],
     out: &mut [MaybeUninit<E>],
     lines_per_piece: usize,
-    reads_ahead: usize,
+    lookahead: usize,
 ) {
     if ACROSS {
         gather_segment::<E, P, false, true>(slab, g, s, positions, out);
     } else if g.axis_stride != 1 {
         gather_segment::<E, P, false, false>(slab, g, s, positions, out);
-    } else if reads_ahead != 0 {
-        gather_segment_reading_ahead(slab, g, s, positions, out, reads_ahead);
+    } else if lookahead != 0 {
+        gather_segment_reading_ahead(slab, g, s, positions, out, lookahead);
     } else if lines_per_piece == 0 {
         gather_segment::<E, P, true, false>(slab, g, s, positions, out);
     } else {
@@ -242,10 +242,10 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
 }
 
 /// Gathers a segment along the axis (stride 1) whose reads reach past the L3's share, asking for
-/// the data of the position `reads_ahead` on in the segment's row, as the lanes loop does
+/// the data of the position `lookahead` on in the segment's row, as the lanes loop does
 /// ([`lanes::reads_ahead_for`]); the positions are this task's checked copy, so the hints read
 /// nothing of the caller's twice. A segment holds at most a block of positions, so its last
-/// `reads_ahead` go without. Measured with the portable kernels forced on an Intel Xeon (one
+/// `lookahead` go without. Measured with the portable kernels forced on an Intel Xeon (one
 /// build, the distance toggled between alternating calls), 1-D gathers of 1-2M values: from 20
 /// MiB of f16 0.79x the time, 32 MiB of f32 0.95x, 48 MiB of f64 0.95-0.97x; 16 and 32 values
 /// ahead gained less.
@@ -256,7 +256,7 @@ fn gather_segment_reading_ahead<E: RawElement, P: Position>(
     s: Segment,
     values: &[P],
     out: &mut [MaybeUninit<E>],
-    reads_ahead: usize,
+    lookahead: usize,
 ) {
     let rows = values
         .chunks_exact(s.width)
@@ -264,7 +264,7 @@ fn gather_segment_reading_ahead<E: RawElement, P: Position>(
     for (r, (values_row, out_row)) in rows.enumerate() {
         let row_base = (s.first_row + r) * g.row_stride;
         for (j, (o, &v)) in out_row.iter_mut().zip(values_row).enumerate() {
-            if let Some(&later) = values_row.get(j + reads_ahead) {
+            if let Some(&later) = values_row.get(j + lookahead) {
                 // A position of this row: inside the slab, as the read below.
                 prefetch_range_in(slab, row_base + later.get(), 1);
             }

@@ -67,11 +67,8 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 + (size - 1) * g.axis_stride
                 < slab.len()
     );
-    let lookahead = if across {
-        0
-    } else {
-        reads_ahead_for(size.saturating_mul(std::mem::size_of::<E>()), row_len)
-    };
+    // Only the rows along the axis take it (the arms below across it pass 0).
+    let lookahead = reads_ahead_for(size.saturating_mul(std::mem::size_of::<E>()), row_len);
     let mut inside = true;
     for r in 0..rows {
         let at = r * row_len;
@@ -200,18 +197,18 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 
 /// How many values ahead the loops along the axis (this one, and the block loop of
 /// [`super::strided_rows`] where this one is not taken) ask for the data a value will read, for
-/// rows of `row_len` values along an axis of `span_bytes`: none while the axis stays in the L3 ([`stays_in_l3`]), where the
-/// out-of-order window alone overlaps the random reads; [`POSITIONS_AHEAD`] beyond, where each
-/// read also misses the TLB and the window holds too few of them. Measured on an Intel Xeon (2 MiB
-/// L2 per core; one build, the distance toggled between alternating calls), 1-D gathers of 2M
-/// values, time with the hints against without: f32 from 4 and 8 MiB 0.99-1.01x, exactly 16 MiB
-/// (which the rule leaves without) 0.94-0.96x, 32 MiB 0.89x (0.91x at 2 threads), 64 MiB 0.92x,
-/// 128 MiB with int32 values 0.98x; f64 and u8 from 32 MiB 0.88x and 0.86x; from data in the L2
-/// (100 KB of u16) the hints cost 1.6-1.8x. 32, 64 and 128 values ahead were within 4% of each
-/// other beyond 16 MiB. Two builds, each in its own process by turns: 1-D gathers from 20-48 MiB
-/// 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged, W1-W5 and W9 within 1%. The line
-/// is the L3 share the other rules use, not one between 8 and 16 MiB, which would fit this
-/// machine's numbers and no cache size.
+/// rows of `row_len` values along an axis of `span_bytes`: none while the axis stays in the L3
+/// ([`stays_in_l3`]), where the out-of-order window alone overlaps the random reads;
+/// [`POSITIONS_AHEAD`] beyond, where each read also misses the TLB and the window holds too few of
+/// them. Measured on an Intel Xeon (2 MiB L2 per core; one build, the distance toggled between
+/// alternating calls), 1-D gathers of 2M values, time with the hints against without: f32 from 4
+/// and 8 MiB 0.99-1.01x, exactly 16 MiB (which the rule leaves without) 0.94-0.96x, 32 MiB 0.89x
+/// (0.91x at 2 threads), 64 MiB 0.92x, 128 MiB with int32 values 0.98x; f64 and u8 from 32 MiB
+/// 0.88x and 0.86x; from data in the L2 (100 KB of u16) the hints cost 1.6-1.8x. 32, 64 and 128
+/// values ahead were within 4% of each other beyond 16 MiB. Two builds, each in its own process by
+/// turns: 1-D gathers from 20-48 MiB 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged,
+/// W1-W5 and W9 within 1%. The line is the L3 share the other rules use, not one between 8 and 16
+/// MiB, which would fit this machine's numbers and no cache size.
 ///
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.

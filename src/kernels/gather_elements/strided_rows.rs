@@ -107,14 +107,12 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     // of the chunk, an element of data; this one check keeps the loop below in bounds.
     let slab = &data[g.base..g.base + span];
     let lines_per_piece = g.next_row_lines_per_piece(std::mem::size_of::<E>());
-    let lookahead = if !ACROSS && g.axis_stride == 1 && lines_per_piece == 0 {
-        lanes::reads_ahead_for(
-            g.axis_size.saturating_mul(std::mem::size_of::<E>()),
-            g.row_len,
-        )
-    } else {
-        0
-    };
+    // Taken only by the segments along the axis (stride 1) without next-row prefetch
+    // (`gather_block`).
+    let lookahead = lanes::reads_ahead_for(
+        g.axis_size.saturating_mul(std::mem::size_of::<E>()),
+        g.row_len,
+    );
     // Rows read from vector lanes (by the gather instructions, or AVX2's) tell only whether every
     // value was in range; the first bad one is then found by a rescan.
     #[cfg(target_arch = "x86_64")]
@@ -232,10 +230,12 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
         gather_segment::<E, P, false, true>(slab, g, s, positions, out);
     } else if g.axis_stride != 1 {
         gather_segment::<E, P, false, false>(slab, g, s, positions, out);
-    } else if lookahead != 0 {
-        gather_segment_reading_ahead(slab, g, s, positions, out, lookahead);
     } else if lines_per_piece == 0 {
-        gather_segment::<E, P, true, false>(slab, g, s, positions, out);
+        if lookahead != 0 {
+            gather_segment_reading_ahead(slab, g, s, positions, out, lookahead);
+        } else {
+            gather_segment::<E, P, true, false>(slab, g, s, positions, out);
+        }
     } else {
         gather_segment_prefetching(slab, g, s, positions, out, lines_per_piece);
     }

@@ -89,8 +89,8 @@ def main():
         parser.error(f"unknown workload(s) {sorted(set(args.only) - set(known))}; known: {' '.join(known)}")
 
     rate = copy_rate(args.repeat)
-    print(f"machine: {platform.processor() or platform.machine()}, gatherkit {gatherkit.library_version()} "
-          f"({gatherkit.library_path()}), "
+    print(f"machine: {platform.processor() or platform.machine()}, "
+          f"gatherkit {gatherkit.library_version()} ({gatherkit.library_path()}), "
           f"onnxruntime {ort.__version__}, copy rate {rate / 2**30:.1f} GiB/s (read+write)")
     header = f"| id | workload | floor ms | " + " | ".join(
         f"ORT {t}t ms | gk {t}t ms | speedup {t}t" for t in (1, 2)) + " |"

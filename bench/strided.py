@@ -63,8 +63,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=11)
     args = parser.parse_args()
-    print(f"gatherkit {gatherkit.library_version()} ({gatherkit.library_path()}) on {platform.processor() or platform.machine()}; "
-          f"medians of {args.repeat} runs, ms")
+    print(f"gatherkit {gatherkit.library_version()} ({gatherkit.library_path()}) "
+          f"on {platform.processor() or platform.machine()}; medians of {args.repeat} runs, ms")
     rng = np.random.default_rng(0)
     print(f"{'case':<92} {'thr':>3} {'copy first':>10} {'in place':>9} {'gain':>6} {'dense eq.':>9}")
     for name, fn, inputs, kwargs, dense_inputs, dense_fn, dense_kwargs in cases(rng):

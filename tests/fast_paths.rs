@@ -7,14 +7,14 @@
 //! with one group (split by columns) and several, tiles widened to 256 bytes a row, packed or
 //! gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch,
 //! its lanes twin (rows whose axis holds 16 KiB or more; past 16 MiB it asks for reads ahead),
-//! and blocks of rows across short runs;
-//! GatherND's fixed slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch
-//! distance (64 tuples), the 256-tuple range-check blocks, and streamed output (>= 16 MiB):
-//! large slices (>= 256 bytes each) directly, small fixed ones through the staging buffer;
-//! many batches of a few tuples copied together, split in the middle of a batch. Gather's two
-//! paths on the same kernel: the general one, and the one that resolves a batch's indices once for
-//! every outer position (outer > 1, at most 256 indices per batch), split across tasks in the
-//! middle of a batch, streamed or not, and its first bad index whatever the split.
+//! and blocks of rows across short runs; GatherND's fixed slice lengths (1, 2, 3, 4, 8, 16)
+//! beside the general one, the prefetch distance (64 tuples), the 256-tuple range-check blocks,
+//! and streamed output (>= 16 MiB): large slices (>= 256 bytes each) directly, small fixed ones
+//! through the staging buffer; many batches of a few tuples copied together, split in the middle
+//! of a batch. Gather's two paths on the same kernel: the general one, and the one that resolves
+//! a batch's indices once for every outer position (outer > 1, at most 256 indices per batch),
+//! split across tasks in the middle of a batch, streamed or not, and its first bad index
+//! whatever the split.
 
 #[path = "common/hosts.rs"]
 mod hosts;

@@ -14,9 +14,9 @@ arrays), through the library's C ABI with ctypes (no compiled extension).
 
 The shared library is found through the ``GATHERKIT_LIBRARY`` environment variable first (a path to
 ``libgatherkit.so``), then the one built into the installed package (``pip install .`` at the
-repository's root), then the source tree's optimized builds (``build/lib``, ``target/release``;
-the most recently built first), then its debug build (``target/debug``), then the system loader. ``library_path()`` says
-which file was loaded.
+repository's root), then the source tree's optimized builds (``build/lib``, ``target/release``; the
+most recently built first), then its debug build (``target/debug``), then the system loader.
+``library_path()`` says which file was loaded.
 """
 
 import ctypes

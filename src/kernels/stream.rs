@@ -13,9 +13,10 @@ use std::mem::MaybeUninit;
 /// Outputs at least this large are streamed; smaller ones are likely to be read again soon, from
 /// cache, by whoever asked for them: the share of the L3 a call keeps
 /// ([`cache::L3_RESIDENT_BYTES`](crate::kernels::cache::L3_RESIDENT_BYTES)), where an output that
-/// fits beside its data is written faster through the cache. Measured on a Gather of 1070 x 11 slices of 752 bytes
-/// (an 8.8 MiB output from 4.6 MiB of data): streamed 0.72-0.79x ONNX Runtime, cached 1.13-1.17x
-/// (8 MiB was the threshold before); every streamed W1-W9 output is 32 MiB or more.
+/// fits beside its data is written faster through the cache. Measured on a Gather of 1070 x 11
+/// slices of 752 bytes (an 8.8 MiB output from 4.6 MiB of data): streamed 0.72-0.79x ONNX
+/// Runtime, cached 1.13-1.17x (8 MiB was the threshold before); every streamed W1-W9 output is 32
+/// MiB or more.
 pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BYTES;
 
 /// Whether an output of `tuples` slices (or rows copied whole) of `slice_bytes` goes out with
@@ -102,6 +103,17 @@ pub(crate) fn as_uninit<E>(s: &[E]) -> &[MaybeUninit<E>] {
 /// when each 16-byte-aligned piece was streamed.
 #[inline]
 pub(crate) fn stream_copy<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit<E>]) {
+    #[cfg(target_arch = "x86_64")]
+    let wide = crate::kernels::isa::avx2();
+    #[cfg(not(target_arch = "x86_64"))]
+    let wide = false;
+    stream_copy_with(dst, src, wide);
+}
+
+/// [`stream_copy`], its whole lines in 32-byte stores when `wide` (the CPU has AVX2; see
+/// [`stream_lines_wide`]).
+#[inline]
+fn stream_copy_with<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit<E>], wide: bool) {
     // Cannot fail: callers pass two slices of the same `len`; kept as a real check because the
     // raw copies below rely on it.
     assert_eq!(dst.len(), src.len());
@@ -118,13 +130,16 @@ pub(crate) fn stream_copy<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[Mayb
         unsafe {
             std::ptr::copy_nonoverlapping(s, d, head);
             let lines = (bytes - head) / LINE;
-            stream_lines_wide(d.add(head), s.add(head), lines, crate::kernels::isa::avx2());
+            stream_lines_wide(d.add(head), s.add(head), lines, wide);
             let i = head + lines * LINE;
             std::ptr::copy_nonoverlapping(s.add(i), d.add(i), bytes - i);
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    dst.copy_from_slice(src);
+    {
+        let _ = wide;
+        dst.copy_from_slice(src);
+    }
 }
 
 /// Copies `lines` whole lines from `s` to `d` with non-temporal stores.
@@ -161,13 +176,14 @@ const WIDE_STREAM_MIN_LINES: usize = 2;
 ///
 /// Why: with half as many loads and stores per line, a core keeps more of its lines in flight.
 /// Measured on an Intel Xeon (2 MiB L2 per core, AVX-512) with both builds' hot loops aligned
-/// to 64 bytes (without that, unrelated kernels moved by up to 8% between the two builds),
-/// time with 32-byte stores against 16-byte ones, the two builds by turns: W6 and G1 (3072-byte
-/// rows from 153 MB) 0.92-0.96x at 1 and 2 threads, G4 (1536-byte rows) 0.98x, G2 (256-byte
-/// slices) 0.99-1.00x, the other workloads within 2%. One build, the width toggled between
-/// alternating calls: G4 0.92-0.93x, G2 0.95-1.01x, GatherND of 128-256-byte rows into 32 MiB
-/// 0.98-1.00x. A C loop of 64-byte stores was 3-6% faster again on that machine, but
-/// AVX-512's intrinsics need Rust 1.89, past the crate's rust-version.
+/// to 64 bytes (without that, unrelated kernels moved by up to 10% between the two builds: W5,
+/// which streams nothing, 1.10x), time with 32-byte stores against 16-byte ones, the two builds'
+/// calls alternating: W6 and G1 (3072-byte rows from 153 MB) 0.91-0.96x at 1 and 2 threads, G4
+/// (1536-byte rows) 0.98x, G2 (256-byte slices) 0.99-1.00x, the other workloads within 2%. One
+/// build, the width toggled between alternating calls: G4 0.92-0.93x, G2 0.95-1.01x, GatherND
+/// of 128-256-byte rows into 32 MiB 0.98-1.00x. A C loop of 64-byte stores was 2-3% faster
+/// again on that machine, but AVX-512's intrinsics need Rust 1.89, past the crate's
+/// rust-version.
 ///
 /// # Safety
 /// As [`stream_lines`]; the CPU has AVX when `wide`.
@@ -193,6 +209,7 @@ unsafe fn stream_lines_wide(d: *mut u8, s: *const u8, lines: usize, wide: bool) 
 #[inline(never)]
 unsafe fn stream_lines_avx(d: *mut u8, s: *const u8, lines: usize) {
     use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256};
+    debug_assert!(lines == 0 || d as usize % LINE == 0);
     #[allow(unused_unsafe)]
     // SAFETY: the caller's contract; `d + at` is 32-byte aligned (`d` is 64-byte aligned).
     unsafe {
@@ -228,6 +245,7 @@ pub(crate) struct LineStream<'o, E: RawElement> {
     line: Line,
     /// Whether runs of whole lines go out in 32-byte stores ([`stream_lines_wide`]): the CPU
     /// has AVX2 and the portable kernels are not forced. Asked once, when the stream is made.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     wide: bool,
 }
 
@@ -503,8 +521,8 @@ mod tests {
                         assert_eq!(
                             &got[i * size..(i + 1) * size],
                             &expected[..],
-                            "size {size} offset {offset} pieces {pieces:?} count {count} wide {wide} \
-                             element {i}"
+                            "size {size} offset {offset} pieces {pieces:?} count {count} \
+                             wide {wide} element {i}"
                         );
                     }
                     // Nothing before or after the output is touched.
@@ -548,18 +566,24 @@ mod tests {
 
     #[test]
     fn stream_copy_copies_every_byte_for_any_alignment_and_length() {
+        for wide in widths() {
+            check_stream_copy(wide);
+        }
+    }
+
+    fn check_stream_copy(wide: bool) {
         for offset in 0..4 {
             for len in [0usize, 1, 3, 4, 5, 7, 8, 9, 31, 64, 100, 255, 1020] {
                 let src: Vec<MaybeUninit<u32>> = (0..len as u32)
                     .map(|v| MaybeUninit::new(v * 7 + 1))
                     .collect();
                 let mut store = vec![MaybeUninit::new(0u32); len + 4];
-                stream_copy(&mut store[offset..offset + len], &src);
+                stream_copy_with(&mut store[offset..offset + len], &src, wide);
                 stream_fence();
                 for (i, v) in store[offset..offset + len].iter().enumerate() {
                     // SAFETY: stream_copy initialized every element of the range.
                     let v = unsafe { v.assume_init() };
-                    assert_eq!(v, i as u32 * 7 + 1, "offset {offset} len {len}");
+                    assert_eq!(v, i as u32 * 7 + 1, "offset {offset} len {len} wide {wide}");
                 }
             }
         }

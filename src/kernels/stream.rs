@@ -6,6 +6,7 @@
 //! strided walk write them through a [`LineStream`] (whole lines only, whatever their slices'
 //! lengths), a scatter's copy of its data with [`stream_copy`].
 
+#[cfg(target_arch = "x86_64")]
 use crate::kernels::copy::copy_short;
 use crate::repr::RawElement;
 use std::mem::MaybeUninit;
@@ -242,6 +243,7 @@ pub(crate) struct LineStream<'o, E: RawElement> {
     /// Bytes after the stored ones that wait in `line`, at their offsets within their line
     /// (from `out`'s address), for the pieces that complete it. Less than a line.
     held: usize,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     line: Line,
     /// Whether runs of whole lines go out in 32-byte stores ([`stream_lines_wide`]): the CPU
     /// has AVX2 and the portable kernels are not forced. Asked once, when the stream is made.

@@ -104,11 +104,18 @@ pub(crate) fn as_uninit<E>(s: &[E]) -> &[MaybeUninit<E>] {
 /// when each 16-byte-aligned piece was streamed.
 #[inline]
 pub(crate) fn stream_copy<E: RawElement>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit<E>]) {
+    stream_copy_with(dst, src, wide_stores());
+}
+
+/// Whether runs of whole lines may go out in 32-byte stores ([`stream_lines_wide`]): on x86-64
+/// with AVX2, the portable kernels not forced. The one place [`stream_copy`] and
+/// [`LineStream`] ask.
+fn wide_stores() -> bool {
     #[cfg(target_arch = "x86_64")]
     let wide = crate::kernels::isa::avx2();
     #[cfg(not(target_arch = "x86_64"))]
     let wide = false;
-    stream_copy_with(dst, src, wide);
+    wide
 }
 
 /// [`stream_copy`], its whole lines in 32-byte stores when `wide` (the CPU has AVX2; see
@@ -245,8 +252,8 @@ pub(crate) struct LineStream<'o, E: RawElement> {
     held: usize,
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     line: Line,
-    /// Whether runs of whole lines go out in 32-byte stores ([`stream_lines_wide`]): the CPU
-    /// has AVX2 and the portable kernels are not forced. Asked once, when the stream is made.
+    /// Whether runs of whole lines go out in 32-byte stores ([`wide_stores`]), asked once, when
+    /// the stream is made.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     wide: bool,
 }
@@ -263,10 +270,7 @@ impl<'o, E: RawElement> LineStream<'o, E> {
             stored: 0,
             held: 0,
             line: Line([MaybeUninit::uninit(); LINE]),
-            #[cfg(target_arch = "x86_64")]
-            wide: crate::kernels::isa::avx2(),
-            #[cfg(not(target_arch = "x86_64"))]
-            wide: false,
+            wide: wide_stores(),
         }
     }
 

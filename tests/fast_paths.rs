@@ -1103,6 +1103,10 @@ fn streamed_small_slices_are_staged_across_runs_of_a_few_tuples() {
     }
     check_gather(|x| x as f32, &[1_500_001, 5], &[3], 1, 0, false, &[1, 2, 3]);
     check_gather(|x| x as u32, &[4_500_001, 3], &[], 1, 0, true, &[1, 2]);
+    // Staged slices of 128 bytes (16 u64): a piece holds 32 tuples, too few for the reusing
+    // loop's offset table, so each piece copies position by position, starting and ending in
+    // the middle of one (32 tuples of runs of 3).
+    check_gather(|x| x, &[44_000, 5, 16], &[3], 1, 0, false, &[1, 2]);
 }
 
 /// GatherElements along rows whose data (the axis) holds at least 16 KiB, with at least 16

@@ -128,12 +128,17 @@ impl SliceKernel {
         let mut base = (tuples.start / tpb - batch * self.outer) * span;
         let mut left = mine;
         if count < 2 * TABLE_TUPLES {
-            // Too few tuples to pay for a table: each outer position from the positions.
-            while !left.is_empty() {
-                let end = tpb.min(j + left.len() / len);
-                let (part, tail) = std::mem::take(&mut left).split_at_mut((end - j) * len);
+            // Too few tuples to pay for a table: each outer position from the positions. The
+            // tuples left are counted, not divided out of `left`: with one or a few tuples per
+            // position, a division per position cost as much as its copies (100 positions of
+            // one 76-byte slice: two divisions each were half the loop's cycles).
+            let mut tuples_left = count;
+            while tuples_left > 0 {
+                let here = (tpb - j).min(tuples_left);
+                let (part, tail) = std::mem::take(&mut left).split_at_mut(here * len);
                 left = tail;
-                slabs.copy::<N, false>(base, &positions[j..end], stride, &[], part);
+                slabs.copy::<N, false>(base, &positions[j..j + here], stride, &[], part);
+                tuples_left -= here;
                 j = 0;
                 base += span;
             }
@@ -242,7 +247,13 @@ impl<E: RawElement> SlabCopy<'_, E> {
         let len = known_or(N, self.len);
         // Cannot underflow: the data holds at least the slice being copied.
         let last_offset = self.data.len() - len;
-        for (i, (&offset, slice_out)) in offsets.iter().zip(out.chunks_exact_mut(len)).enumerate() {
+        // Each slice's place is split off the front (`chunks_exact_mut` divides the length,
+        // and this loop runs once per outer position where positions have few tuples).
+        // Cannot panic: `out` holds a slice per offset (the callers).
+        let mut out = out;
+        for (i, &offset) in offsets.iter().enumerate() {
+            let (slice_out, rest) = std::mem::take(&mut out).split_at_mut(len);
+            out = rest;
             if PREFETCH {
                 // Cannot panic: the caller passes as many ahead offsets as offsets.
                 let at = (base + ahead[i]).min(last_offset);

@@ -415,6 +415,7 @@ mod tests {
             inner_stride: 1,
             axis_stride: width,
             axis_size: positions,
+            call_rows: rows,
         }
     }
 
@@ -446,9 +447,13 @@ mod tests {
         assert!(gathers_take::<u16, i32>(&tile_across(64, 16, 64)));
         assert!(!gathers_take::<u16, i32>(&tile_across(64, 15, 64)));
         // Rows of more than 4 KiB with a value per line of data prefetch the next row, which
-        // the block loop does.
-        assert!(!gathers_take::<f32, i64>(&rows_along(8, 2048, 2048)));
-        assert!(gathers_take::<f32, i64>(&rows_along(8, 64, 2048)));
+        // the block loop does, where the call's rows are more data than a core's L2 holds (1
+        // MiB here: 800 rows of 8 KiB); from data it holds, they need no prefetch.
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            assert!(!gathers_take::<f32, i64>(&rows_along(800, 2048, 2048)));
+            assert!(gathers_take::<f32, i64>(&rows_along(8, 2048, 2048)));
+            assert!(gathers_take::<f32, i64>(&rows_along(800, 64, 2048)));
+        });
         // Tiles across the axis: 8 KiB (64 positions of 16 f64 columns), and W2's 64 KiB.
         assert!(gathers_take::<f64, i64>(&tile_across(64, 16, 64)));
         assert!(gathers_take::<u32, i32>(&tile_across(43, 22, 43)));

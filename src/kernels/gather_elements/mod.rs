@@ -379,9 +379,13 @@ mod tests {
         assert!(short(&[2074, 6, 2, 11], &[335, 2, 2, 3], 2));
         assert!(short(&[7, 5, 6, 3], &[7, 3, 4, 1], 2));
         // Runs that fill a block keep the run loop; so do rows that prefetch the next row
-        // (1200 f32 along the axis: 75 lines), and a single row.
+        // (1200 f32 along the axis: 75 lines, from more data than a core's L2, 1 MiB here),
+        // and a single row.
         assert!(!short(&[600, 5, 6], &[600, 5, 4], 2));
-        assert!(!short(&[5, 3, 1200], &[5, 2, 100], 2));
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            assert!(!short(&[500, 3, 1200], &[500, 2, 100], 2));
+            assert!(short(&[5, 3, 1200], &[5, 2, 100], 2));
+        });
         assert!(short(&[5, 3, 200], &[5, 2, 100], 2));
         assert!(!short(&[1000], &[300], 0));
 

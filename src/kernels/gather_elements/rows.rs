@@ -47,6 +47,7 @@ impl ElementsKernel {
                     inner_stride: self.inner_stride,
                     axis_stride: self.axis_stride,
                     axis_size: self.axis_size,
+                    call_rows: self.rows,
                 };
                 // Cannot panic: the run's rows lie in the chunk (run <= rows.end - row), and
                 // indices.len() == rows * row_len.
@@ -92,6 +93,7 @@ impl ElementsKernel {
             inner_stride: self.inner_stride,
             axis_stride: self.axis_stride,
             axis_size: self.axis_size,
+            call_rows: self.rows,
         };
         self.rows > 1
             && run_count.saturating_mul(self.row_len) < INDEX_BLOCK
@@ -148,6 +150,7 @@ impl ElementsKernel {
                 inner_stride: self.inner_stride,
                 axis_stride: self.axis_stride,
                 axis_size: self.axis_size,
+                call_rows: self.rows,
             };
             // Cannot panic: `split_units` passes column ranges of the one row, which has
             // indices.len() == row_len values.

@@ -83,6 +83,7 @@ impl ElementsKernel {
                             inner_stride: 1,
                             axis_stride: width,
                             axis_size: self.axis_size,
+                            call_rows: self.rows,
                         };
                         (&packed, geometry)
                     } else {
@@ -94,6 +95,7 @@ impl ElementsKernel {
                             inner_stride: 1,
                             axis_stride: self.axis_stride,
                             axis_size: self.axis_size,
+                            call_rows: self.rows,
                         };
                         (data, geometry)
                     };

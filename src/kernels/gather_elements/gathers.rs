@@ -43,15 +43,18 @@ use std::mem::MaybeUninit;
 /// of the x86-64 cores that have AVX-512 is 32 KiB or more.
 const GATHER_SPAN_MAX_BYTES: usize = 32 << 10;
 
-/// Rows across the axis from at most this many positions take the gather instructions whatever
-/// their span: each position's reads move along its own stretch of data, column after column,
-/// a sequential stream that the hardware prefetchers keep ahead of (they follow a few dozen at
-/// once), so the gathers find their lines in cache however far apart the positions lie. Measured
-/// on an Intel Xeon with 2 MiB of L2 (one build, the rule toggled between alternating calls),
-/// time with the gathers against the block loop, 1 / 2 threads: 1M f32 values from 2 positions
-/// 0.84x / 0.85x, 4 0.86x, 8 0.94x, 16 0.95x, 32 0.90x / 0.95x, 64 1.01x; uint8 from 8 positions
-/// (int32 values) 0.76x / 0.84x, float16 from 2 0.77x / 0.79x; float64 from 8 0.99x; 3 rows of a
-/// million float16 0.85x; from 128 positions 1.07x (4 MB) and 256 1.07x / 1.11x (16 MB).
+/// Rows across the axis of elements of at most 4 bytes from at most this many positions take
+/// the gather instructions whatever their span: each position's reads move along its own
+/// stretch of data, column after column, a sequential stream that the hardware prefetchers keep
+/// ahead of (they follow a few dozen at once), so the gathers find their lines in cache however
+/// far apart the positions lie. Measured on an Intel Xeon with 2 MiB of L2 (one build, the rule
+/// toggled between alternating calls), time with the gathers against the block loop, 1 / 2
+/// threads: 1M f32 values from 2 positions 0.84x / 0.85x, 4 0.86x, 8 0.94x, 16 0.95x, 32 0.90x /
+/// 0.95x, 64 1.01x; uint8 from 8 positions (int32 values) 0.76x / 0.84x, float16 from 2 0.77x /
+/// 0.79x; 3 rows of a million float16 0.85x; from 128 positions 1.07x (4 MB) and 256 1.07x /
+/// 1.11x (16 MB). Eight-byte elements gain nothing (float64 from 8 positions 0.99x) or lose
+/// (rows of 78 from 5 positions, 135 apart: 1.18-1.20x, where the same rows of 1, 2 and 4 bytes
+/// took 0.80-0.86x; two builds).
 const GATHER_ACROSS_POSITIONS_MAX: usize = 32;
 
 /// The most bytes a row's reads may span for the gather instructions: the lanes compute their
@@ -73,10 +76,10 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// [`isa::gather_instructions`](crate::kernels::isa::gather_instructions) holds): elements of 1,
 /// 2, 4 or 8 bytes, rows of at least [`GATHER_MIN_ROW`] values, along the axis (stride 1, no
 /// prefetch of the next row, which the block loop does) or across it (stride 1 along the row),
-/// whose reads span at most [`GATHER_SPAN_MAX_BYTES`] or come across it from at most
-/// [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a doubleword, which narrow
-/// elements are read as, and less than [`GATHER_OFFSET_MAX_BYTES`]: every offset the lanes
-/// compute stays below 2^31, which their 32-bit arithmetic needs).
+/// whose reads span at most [`GATHER_SPAN_MAX_BYTES`] or, for elements of at most 4 bytes, come
+/// across it from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a
+/// doubleword, which narrow elements are read as, and less than [`GATHER_OFFSET_MAX_BYTES`]:
+/// every offset the lanes compute stays below 2^31, which their 32-bit arithmetic needs).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
     let element_size = std::mem::size_of::<E>();
@@ -93,7 +96,7 @@ pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
         && (along || across)
         && g.row_len >= min_row
         && (span_bytes <= GATHER_SPAN_MAX_BYTES
-            || (across && g.axis_size <= GATHER_ACROSS_POSITIONS_MAX))
+            || (across && element_size <= 4 && g.axis_size <= GATHER_ACROSS_POSITIONS_MAX))
         && span_bytes <= GATHER_OFFSET_MAX_BYTES
         && (element_size >= 4 || span_bytes >= 4)
         && lanes_take::<I>(g.axis_size)
@@ -457,32 +460,22 @@ mod tests {
     #[test]
     fn rows_across_from_few_positions_take_the_gather_instructions_at_any_span() {
         // A sweep GatherElements: 50 rows of 2069 f32 from 2 positions 212624 apart (850 KB).
-        assert!(gathers_take::<f32, i64>(&rows_across(
-            50, 2069, 2192, 2, 212_624
-        )));
+        let sweep = rows_across(50, 2069, 2192, 2, 212_624);
+        assert!(gathers_take::<f32, i64>(&sweep));
         // Up to 32 positions; 33 read too many streams at once.
-        assert!(gathers_take::<u8, i32>(&rows_across(
-            4, 8192, 8192, 32, 32_768
-        )));
-        assert!(!gathers_take::<u8, i32>(&rows_across(
-            4, 8192, 8192, 33, 32_768
-        )));
+        let streams = |positions| rows_across(4, 8192, 8192, positions, 32_768);
+        assert!(gathers_take::<u8, i32>(&streams(32)));
+        assert!(!gathers_take::<u8, i32>(&streams(33)));
+        // Eight-byte elements only from a span an L1 holds: rows of 78 from 5 positions.
+        let apart = |axis_stride| rows_across(8, 78, 135, 5, axis_stride);
+        assert!(!gathers_take::<f64, i32>(&apart(92_880)));
+        assert!(gathers_take::<f64, i32>(&apart(500)));
+        assert!(gathers_take::<f32, i32>(&apart(92_880)));
         // Offsets past what 32-bit lanes hold: 2 positions 2^30 elements apart, 2 or 4 bytes.
-        assert!(gathers_take::<u8, i64>(&rows_across(1, 64, 64, 2, 1 << 30)));
-        assert!(!gathers_take::<u16, i64>(&rows_across(
-            1,
-            64,
-            64,
-            2,
-            1 << 30
-        )));
-        assert!(!gathers_take::<f32, i64>(&rows_across(
-            1,
-            64,
-            64,
-            2,
-            1 << 30
-        )));
+        let far = rows_across(1, 64, 64, 2, 1 << 30);
+        assert!(gathers_take::<u8, i64>(&far));
+        assert!(!gathers_take::<u16, i64>(&far));
+        assert!(!gathers_take::<f32, i64>(&far));
     }
 
     #[test]
@@ -593,14 +586,20 @@ mod tests {
         // Narrow rows along the axis start at 64 values.
         let smallest = 4 / std::mem::size_of::<E>().min(4);
         let along_from = if std::mem::size_of::<E>() < 4 { 48 } else { 0 };
+        // Across from a few positions far apart (beyond the L1-sized span), which elements of
+        // at most 4 bytes take; 8-byte ones from positions within it.
+        let far_apart = if std::mem::size_of::<E>() <= 4 {
+            9000
+        } else {
+            900
+        };
         for row_len in 16..=40 {
             for (g, size) in [
                 (rows_along(3, row_len + along_from, 300), 300),
                 (tile_across(3, row_len, 33), 33),
                 (rows_along(2, row_len + along_from, smallest), smallest),
                 (tile_across(2, row_len, 1), 1),
-                // Across from a few positions far apart (beyond the L1-sized span).
-                (rows_across(3, row_len, 50, 4, 9000), 4),
+                (rows_across(3, row_len, 50, 4, far_apart), 4),
             ] {
                 assert!(gathers_take::<E, I>(&g));
                 let in_range = |r: u64| (r % (2 * size as u64)) as i64 - size as i64;

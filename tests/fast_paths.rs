@@ -217,7 +217,8 @@ fn traversal(
 /// and indices [rows, row_len, 1] (axis stride `tail`): the strided-rows path. Row blocks whose
 /// indices are all non-negative take the unchecked loop, the others the resolving one;
 /// `negative_rows` decides which rows use negative spellings, so both kinds of block meet in one call.
-/// Contiguous rows (tail 1) longer than a 4 KiB page take the twin that prefetches the next row.
+/// Contiguous rows (tail 1) longer than a 4 KiB page, with a value per line of data, take the
+/// twin that prefetches the next row where all the call's rows of data are more than a core's L2.
 fn check_strided_rows(
     rows: usize,
     axis_size: usize,
@@ -291,6 +292,8 @@ fn strided_rows_check_blocks_of_indices_at_once() {
         (4, 2049, 2049),
         (3, 4096, 4096),
         (700, 3, 1),
+        // 8.3 MB of rows of 64 KiB, more than any core's L2: the next-row prefetch loop.
+        (130, 16_384, 16_384),
     ] {
         for tail in [1, 3] {
             check_strided_rows(rows, axis_size, row_len, tail, |_| false);
@@ -1208,8 +1211,9 @@ fn gather_elements_rows_beyond_16_kib_and_tile_rows_read_index_values_into_lanes
     }
     // Rows along the last axis, each element width (1 to 16 bytes), rows of 16 to 257 values
     // (the shortest row that takes lanes, and tails), from axes of exactly 16 KiB and more. Rows
-    // with as many values as their data has lines take the next-row prefetch loop instead, and
-    // runs of fewer than 256 values the short-runs loop (so 20 rows of 16, not 7).
+    // with as many values as their data has lines take the next-row prefetch loop instead when
+    // the call's data is more than a core's L2, and runs of fewer than 256 values the short-runs
+    // loop (so 20 rows of 16, not 7).
     check_lanes::<u8, i64>(|x| x as u8, &[7, 16_384], &[7, 255], 1);
     check_lanes::<u8, i32>(|x| x as u8, &[20, 16_384], &[20, 16], 1);
     check_lanes::<u16, i32>(|x| x as u16, &[5, 3, 9_000], &[5, 3, 201], 2);

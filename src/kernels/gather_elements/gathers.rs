@@ -11,12 +11,17 @@
 //! with the gathers against without: rows of 512 f32 along the last axis (W1) 0.80-0.93x with
 //! int64 indices and 0.77-0.85x with int32, rows of 725 int32 0.74-0.93x, of 64 f32 0.81-0.89x,
 //! of 128 f64 with int32 indices 0.97-1.02x, tiles of 8 KiB across an axis 0.79-0.89x; but tiles
-//! of 64 KiB across (W2) 1.09x, and 1-D gathers from 4-64 MB 1.00-1.14x.
+//! of 64 KiB across (W2) 1.09x, and 1-D gathers from 4-64 MB 1.00-1.14x. Also rows across the
+//! axis from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions, elements of 1-4 bytes, at any
+//! span up to 2 GiB: each position's reads are a sequential stream, which the hardware
+//! prefetchers bring into L1 ahead of the gathers.
 //!
+//! A row's lanes compute their offsets in 32 bits: every span is at most `i32::MAX` bytes, and
+//! the narrow lanes clamp to the row's own last doubleword (see below), never the slab's.
 //! Elements of 4 and 8 bytes are what the instructions move. Elements of 1 and 2 bytes are read
 //! as the doubleword that starts at the element, shifted and narrowed; a lane whose doubleword
-//! would pass the end of the slab reads the slab's last doubleword instead and shifts the
-//! element down from there, so no read leaves the slab.
+//! would pass the end of the row's reach reads the reach's last doubleword instead and shifts
+//! the element down from there, so no read leaves the slab.
 //!
 //! Each index value is read from caller memory once, by the vector load; the check and the
 //! address both come from that register (an out-of-range lane reads position 0 and clears its
@@ -78,7 +83,7 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// prefetch of the next row, which the block loop does) or across it (stride 1 along the row),
 /// whose reads span at most [`GATHER_SPAN_MAX_BYTES`] or, for elements of at most 4 bytes, come
 /// across it from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a
-/// doubleword, which narrow elements are read as, and less than [`GATHER_OFFSET_MAX_BYTES`]:
+/// doubleword, which narrow elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]:
 /// every offset the lanes compute stays below 2^31, which their 32-bit arithmetic needs).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
@@ -169,15 +174,14 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
         // rest of the run's values (the row's, then the later rows' ones it asks for ahead).
         let (values, row_out) = (&idx[at..], &mut out[at..at + row_len]);
         let row = slab.as_ptr().wrapping_add(r * g.row_stride);
-        // Cannot underflow: the slab reaches read_span elements past this row, at least 4 bytes
-        // when elements are narrower than that (`gathers_take`).
+        // Cannot underflow: the slab reaches read_span elements past this row.
         let bytes_from_row = (slab.len() - r * g.row_stride) * element_size;
         let reads = RowReads {
             row,
             size,
             stride,
             columns,
-            last_dword: bytes_from_row.saturating_sub(4),
+            last_dword: last_dword_of_row(g.read_span() * element_size, bytes_from_row),
         };
         let dst = row_out.as_mut_ptr();
         let mut j = 0;
@@ -215,6 +219,16 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
         }
     }
     all_inside
+}
+
+/// The offset, in bytes from a row, of the last doubleword its narrow lanes may read: the last
+/// one of the row's own reach (`span_bytes`, at least 4 and at most `i32::MAX` by
+/// [`gathers_take`]), within the `bytes_from_row` the slab holds past the row. Not the slab's
+/// last one: the lanes compare offsets in 32 bits, and a slab more than 4 GiB past the row,
+/// truncated to them, clamped lanes of in-range positions and read zeros.
+#[cfg(target_arch = "x86_64")]
+fn last_dword_of_row(span_bytes: usize, bytes_from_row: usize) -> usize {
+    span_bytes.min(bytes_from_row).saturating_sub(4)
 }
 
 /// What the vectors of one row share: where its elements start, the axis's size, its stride and
@@ -458,6 +472,22 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn narrow_lanes_clamp_to_the_rows_own_reach_in_32_bits() {
+        // A row 4 GiB + 500 bytes before the end of its slab, reaching 1000 bytes: its lanes
+        // clamp to its own last doubleword, which 32 bits hold. The slab's last one, 4 GiB +
+        // 496, is 496 in 32 bits: lanes of in-range positions past it read zeros.
+        assert_eq!(last_dword_of_row(1000, (4 << 30) + 500), 996);
+        assert_eq!(last_dword_of_row(1000, 6 << 30), 996);
+        assert_eq!(
+            last_dword_of_row(i32::MAX as usize, 6 << 30),
+            i32::MAX as usize - 4
+        );
+        // The last row of a slab: its reach is what the slab holds.
+        assert_eq!(last_dword_of_row(1000, 1000), 996);
+    }
+
+    #[test]
     fn rows_across_from_few_positions_take_the_gather_instructions_at_any_span() {
         // A sweep GatherElements: 50 rows of 2069 f32 from 2 positions 212624 apart (850 KB).
         let sweep = rows_across(50, 2069, 2192, 2, 212_624);
@@ -589,7 +619,7 @@ mod tests {
         // Across from a few positions far apart (beyond the L1-sized span), which elements of
         // at most 4 bytes take; 8-byte ones from positions within it.
         let far_apart = if std::mem::size_of::<E>() <= 4 {
-            9000
+            12_000
         } else {
             900
         };
@@ -602,6 +632,10 @@ mod tests {
                 (rows_across(3, row_len, 50, 4, far_apart), 4),
             ] {
                 assert!(gathers_take::<E, I>(&g));
+                if g.axis_stride == 12_000 {
+                    let span = g.read_span() * std::mem::size_of::<E>();
+                    assert!(span > GATHER_SPAN_MAX_BYTES, "{span}: not far apart");
+                }
                 let in_range = |r: u64| (r % (2 * size as u64)) as i64 - size as i64;
                 let n = g.rows * g.row_len;
                 let values: Vec<i64> = (0..n).map(|_| in_range(next())).collect();

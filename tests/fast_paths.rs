@@ -292,7 +292,8 @@ fn strided_rows_check_blocks_of_indices_at_once() {
         (4, 2049, 2049),
         (3, 4096, 4096),
         (700, 3, 1),
-        // 8.3 MB of rows of 64 KiB, more than any core's L2: the next-row prefetch loop.
+        // 8.5 MB of rows of 64 KiB, more than any core's L2: with tail 1, the next-row
+        // prefetch loop.
         (130, 16_384, 16_384),
     ] {
         for tail in [1, 3] {
@@ -1108,8 +1109,8 @@ fn streamed_small_slices_are_staged_across_runs_of_a_few_tuples() {
     check_gather(|x| x as u32, &[4_500_001, 3], &[], 1, 0, true, &[1, 2]);
     // Staged slices of 128 bytes (16 u64): a piece holds 32 tuples, too few for the reusing
     // loop's offset table, so each piece copies position by position, starting and ending in
-    // the middle of one (32 tuples of runs of 3).
-    check_gather(|x| x, &[44_000, 5, 16], &[3], 1, 0, false, &[1, 2]);
+    // the middle of one (32 tuples of runs of 3). 17.6 MiB of output: streamed with a margin.
+    check_gather(|x| x, &[48_000, 5, 16], &[3], 1, 0, false, &[1, 2]);
 }
 
 /// GatherElements along rows whose data (the axis) holds at least 16 KiB, with at least 16

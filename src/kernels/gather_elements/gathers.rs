@@ -202,7 +202,8 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
             // the output at j.. are the row's (j + lanes_here <= row_len); every enabled lane
             // reads element `q * axis_stride + j + k` of `row` across the axis, `q` along it,
             // with q < axis_size and j + k < row_len, inside the slab by the contract's bound
-            // (a doubleword clamped to end by the slab's end for narrow elements).
+            // (for narrow elements, a doubleword clamped to end by the row's reach, which the
+            // slab holds).
             let inside = unsafe {
                 gather_vector::<E, I>(reads, column, mask, values.as_ptr().add(j), dst.add(j))
             };

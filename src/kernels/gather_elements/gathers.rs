@@ -167,6 +167,8 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
         (unit, NO_COLUMNS.0.as_ptr().cast::<u8>())
     };
     let ahead = VALUES_AHEAD_BYTES / std::mem::size_of::<I>();
+    // Bytes a row's reads reach, the same for every row.
+    let span_bytes = g.read_span() * element_size;
     let mut all_inside = true;
     for r in 0..rows {
         let at = r * row_len;
@@ -181,7 +183,7 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
             size,
             stride,
             columns,
-            last_dword: last_dword_of_row(g.read_span() * element_size, bytes_from_row),
+            last_dword: last_dword_of_row(span_bytes, bytes_from_row),
         };
         let dst = row_out.as_mut_ptr();
         let mut j = 0;
@@ -633,7 +635,7 @@ mod tests {
                 (rows_across(3, row_len, 50, 4, far_apart), 4),
             ] {
                 assert!(gathers_take::<E, I>(&g));
-                if g.axis_stride == 12_000 {
+                if std::mem::size_of::<E>() <= 4 && g.axis_stride == far_apart {
                     let span = g.read_span() * std::mem::size_of::<E>();
                     assert!(span > GATHER_SPAN_MAX_BYTES, "{span}: not far apart");
                 }

@@ -24,13 +24,14 @@ use std::mem::{size_of, MaybeUninit};
 /// A cache line's bytes: what a target touches at least.
 const LINE: usize = 64;
 
-/// A scatter whose updates read back at least this share (1 / n) of its output copies it
-/// through the cache (see [`copy_streams`]).
+/// A scatter whose updates read back at least this share (1 / n) of its output at random copies
+/// it through the cache (see [`copy_streams`]).
 const READ_BACK_SHARE: usize = 2;
 
-/// How the lines short targets read back are counted (see [`touched_bytes`]).
+/// How the lines short targets read back are counted (see [`random_read_back_bytes`]).
 const SAMPLE_WINDOWS: usize = 16;
 const SAMPLE_WINDOW: usize = 1024;
+const NEAR_LINES: usize = 32;
 
 /// Output elements per unit of the split: ranges start at multiples of it, so that two tasks
 /// never write the same cache line (64 elements are at least 64 bytes).
@@ -199,74 +200,63 @@ fn range_bounds(len: usize, tasks: usize) -> impl Fn(usize) -> usize + Sync {
 /// before the targets at `offsets`, `slice_len` elements each, are applied.
 ///
 /// A stream saves the copy reading the output's lines before it writes them, but leaves none of
-/// them in cache, and the updates then read every line they touch back from memory. So only an
-/// output of [`STREAM_MIN_BYTES`] or more whose updates read back less than [`READ_BACK_SHARE`]
-/// of it streams. Measured on an Intel Xeon with 2 MiB of L2 (one build, the rule toggled
-/// between alternating calls), time through the cache against streamed, 1 thread:
-/// - ScatterND of 64-byte f32 rows, half the rows updated: 16-32 MiB outputs 0.62-0.68x, 48
-///   MiB 0.78x, 64 MiB 0.82x, 128 MiB 1.04x (2 threads 0.66x at 48 MiB, 0.90x at 128 MiB);
-///   with 5% of the rows, streamed stays: 16-32 MiB 0.90-1.00x, 48 MiB 1.21x, 128 MiB 1.52x.
-/// - 2412 x 3 uint16 slices of 2160 bytes into 21.9 MB: 0.78-0.81x (ONNX Runtime 0.70x -> 1.05x);
-///   778528 single f32 elements into 19.9 MB: 0.70-0.75x (1.04x -> 1.40x).
-/// - ScatterElements across an axis of 12, 958140 uint32 targets that revisit 4 lines per
-///   block in random order, into 60.6 MB (8% of its lines): 1.76x, which streams (counting
-///   every change of line would have called it dense).
-/// - Few targets into 28-31 MB outputs, timed beside ONNX Runtime's calls: streamed 1.17-1.59x
-///   ONNX Runtime's time, through the cache 0.64-0.90x; they stream.
+/// them in cache, and the updates then read the lines they touch back from memory. Read back in
+/// order, the hardware prefetchers hide that; read back at random, each line is a miss. So an
+/// output from [`STREAM_MIN_BYTES`] streams unless it is below twice that (beyond, it leaves
+/// the cache during its own copy anyway) and its updates read back at least
+/// [`READ_BACK_SHARE`] of it at random ([`random_read_back_bytes`]). Measured on an Intel Xeon
+/// with 2 MiB of L2 (one build, the rule toggled between alternating calls), time through the
+/// cache against streamed, 1 thread:
+/// - 2412 x 3 uint16 slices of 2160 bytes at random into 21.9 MB: 0.78-0.81x (0.70x ONNX
+///   Runtime's speed -> 1.05x); 778528 single f32 elements at random into 19.9 MB: 0.70-0.75x
+///   (at 2 threads 0.84x ONNX Runtime -> 1.40x).
+/// - ScatterND of 64-byte f32 rows at random, half the rows updated, alone: 16-32 MiB outputs
+///   0.62-0.68x, 48 MiB 0.78x, 64 MiB 0.82x, 128 MiB 1.04x; beside ONNX Runtime's calls,
+///   single elements at random into 61-113 MB took 1.04-1.17x, so from 32 MiB the copy streams.
+/// - 6.9M int8 targets that move through an 18.5 MB output in order, each outer row's 920
+///   bytes at random: 1.05x, streamed; few targets into 28-31 MB: 1.17-1.59x ONNX Runtime's
+///   speed streamed, 0.64-0.90x through the cache.
 ///
 /// Left streaming: random single targets that read back 6-16% of a 16-32 MiB output. Alone,
 /// through the cache took 0.67x the streamed time; beside ONNX Runtime's calls, 0.90-1.0x.
 fn copy_streams<E, O: Offset>(len: usize, offsets: &[O], slice_len: usize) -> bool {
     let output_bytes = len.saturating_mul(size_of::<E>());
     output_bytes >= STREAM_MIN_BYTES
-        && touched_bytes::<E, O>(offsets, slice_len) < output_bytes / READ_BACK_SHARE
+        && (output_bytes >= STREAM_MIN_BYTES.saturating_mul(2)
+            || random_read_back_bytes::<E, O>(offsets, slice_len) < output_bytes / READ_BACK_SHARE)
 }
 
-/// About how many bytes of the output's lines the updates at `offsets` read back: slices of a
-/// line or more read theirs; shorter targets are counted from [`SAMPLE_WINDOWS`] windows of
-/// [`SAMPLE_WINDOW`] targets spread over them (all of them when there are no more), in which a
-/// target reads a new line unless the window read that line already and has stayed within 4 KiB
-/// of it since (then it is taken to be in cache: ScatterElements across an axis revisits a few
-/// lines in random order).
-fn touched_bytes<E, O: Offset>(offsets: &[O], slice_len: usize) -> usize {
+/// About how many bytes of the output the updates at `offsets` read back at random: slices of a
+/// line or more all of theirs (each starts where the last did not end); shorter targets a line
+/// each time one lies more than [`NEAR_LINES`] lines from the one before it (nearer, the line
+/// is in cache or next in a stream the prefetchers follow). Many targets are counted from
+/// [`SAMPLE_WINDOWS`] windows of [`SAMPLE_WINDOW`] spread over them.
+fn random_read_back_bytes<E, O: Offset>(offsets: &[O], slice_len: usize) -> usize {
     let slice_bytes = slice_len.saturating_mul(size_of::<E>());
     if slice_bytes >= LINE {
         return offsets.len().saturating_mul(slice_bytes);
     }
-    // The lines read lately are bits of one word, the 64 lines from `base` on: a target's line
-    // among them that is set was read already; a line outside them moves the word there (half
-    // of it before the line, for revisits behind it).
-    let new_lines = |window: &[O]| {
-        let mut lines = 0usize;
-        let (mut base, mut seen) = (usize::MAX, 0u64);
-        for o in window {
-            let line = o.get().wrapping_mul(size_of::<E>()) / LINE;
-            let from_base = line.wrapping_sub(base);
-            if from_base < 64 {
-                let bit = 1u64 << from_base;
-                lines += usize::from(seen & bit == 0);
-                seen |= bit;
-            } else {
-                lines += 1;
-                base = line.saturating_sub(32);
-                seen = 1u64 << (line - base);
-            }
-        }
-        lines
+    let line_of = |o: &O| o.get().wrapping_mul(size_of::<E>()) / LINE;
+    let jumps = |window: &[O]| {
+        window
+            .windows(2)
+            .filter(|pair| line_of(&pair[0]).abs_diff(line_of(&pair[1])) > NEAR_LINES)
+            .count()
     };
     let targets = offsets.len();
     let sampled = SAMPLE_WINDOWS * SAMPLE_WINDOW;
     let lines = if targets <= sampled {
-        new_lines(offsets)
+        jumps(offsets)
     } else {
         let step = (targets - SAMPLE_WINDOW) / (SAMPLE_WINDOWS - 1);
         let counted: usize = (0..SAMPLE_WINDOWS)
-            .map(|w| new_lines(&offsets[w * step..w * step + SAMPLE_WINDOW]))
+            .map(|w| jumps(&offsets[w * step..w * step + SAMPLE_WINDOW]))
             .sum();
         // Cannot overflow: counted <= sampled, and targets fits a slice's length.
         (counted as u128 * targets as u128 / sampled as u128) as usize
     };
-    lines.saturating_mul(LINE)
+    // The first target's line, which no jump leads to.
+    (lines + usize::from(targets > 0)).saturating_mul(LINE)
 }
 
 /// `out = data`, split among `tasks` tasks; returns `out` as initialized.
@@ -394,15 +384,24 @@ mod tests {
     }
 
     #[test]
-    fn outputs_below_what_the_l3_keeps_are_copied_through_the_cache() {
-        let len = (STREAM_MIN_BYTES - 4) / 4;
-        assert!(!copy_streams::<f32, u32>(len, &[], 1));
-        assert!(copy_streams::<f32, u32>(len + 1, &[], 1));
+    fn outputs_below_what_the_l3_keeps_or_from_twice_that_stream_as_before() {
+        let len = STREAM_MIN_BYTES / 4;
+        let everywhere = |len: usize| scattered(len / 2, len);
+        assert!(!copy_streams::<f32, u32>(len - 1, &everywhere(len - 1), 1));
+        assert!(!copy_streams::<f32, u32>(len, &everywhere(len), 1));
+        assert!(!copy_streams::<f32, u32>(
+            2 * len - 1,
+            &everywhere(2 * len - 1),
+            1
+        ));
+        assert!(copy_streams::<f32, u32>(2 * len, &everywhere(2 * len), 1));
+        assert!(copy_streams::<f32, u32>(len, &[], 1));
+        assert!(!copy_streams::<f32, u32>(len - 1, &[], 1));
     }
 
     #[test]
-    fn dense_updates_keep_the_output_in_cache_and_sparse_ones_stream() {
-        let len = 32 * MIB / 4;
+    fn updates_that_read_back_half_the_output_at_random_keep_it_in_cache() {
+        let len = 24 * MIB / 4;
         // Single elements: a line each, counted exactly (few targets) or from samples (many).
         assert!(copy_streams::<f32, u32>(len, &scattered(1000, len), 1));
         assert!(copy_streams::<f32, u32>(len, &scattered(len / 64, len), 1));
@@ -410,47 +409,34 @@ mod tests {
         assert!(!copy_streams::<f32, u32>(len, &scattered(len / 2, len), 1));
         // Slices of a line or more: their bytes. 2160-byte slices over 70% of the output do
         // not stream, over 40% they do.
-        let len = 32 * MIB / 2;
+        let len = 24 * MIB / 2;
         let slice_len = 1080;
-        let slices = |share: usize| {
-            let n = len / slice_len * share / 100;
-            scattered(n, len - slice_len)
-        };
+        let slices = |share: usize| scattered(len / slice_len * share / 100, len - slice_len);
         assert!(!copy_streams::<u16, u32>(len, &slices(70), slice_len));
         assert!(copy_streams::<u16, u32>(len, &slices(40), slice_len));
     }
 
     #[test]
-    fn lines_revisited_nearby_count_once() {
+    fn updates_that_move_through_the_output_in_order_stream() {
+        let len = 24 * MIB / 4;
+        // Every line in order.
+        let every_line: Vec<u32> = (0..len as u32).step_by(16).collect();
+        assert_eq!(random_read_back_bytes::<f32, u32>(&every_line, 1), LINE);
+        assert!(copy_streams::<f32, u32>(len, &every_line, 1));
         // ScatterElements across an axis of 12 with rows of 5 u32: 15 x 3 targets per 60-element
-        // block, in random order within the block, over the first 20% of a 64 MiB output. Each
-        // block touches 4 lines; a count of every change of line would see 3 of 4 targets move.
-        let len = 64 * MIB / 4;
-        let blocks = len / 60 / 5;
+        // block, at random within it, the blocks in order: 8 KiB of jumps at most. A count of
+        // every new line would see 4 per block.
+        let blocks = len / 60;
         let within = scattered(blocks * 45, 12);
-        let offsets: Vec<u32> = (0..blocks * 45)
+        let in_order: Vec<u32> = (0..blocks * 45)
             .map(|t| (t / 45 * 60) as u32 + within[t] * 5 + (t % 3) as u32)
             .collect();
-        let touched = touched_bytes::<u32, u32>(&offsets, 1);
-        let lines = blocks * 4;
-        assert!(
-            (lines * LINE * 9 / 10..=lines * LINE * 13 / 10).contains(&touched),
-            "{touched} bytes counted for {lines} lines"
-        );
-        assert!(copy_streams::<u32, u32>(len, &offsets, 1));
-        // The same targets with the blocks in random order jump far each time.
-        let far: Vec<u32> = scattered(blocks * 45, len);
-        assert!(touched_bytes::<u32, u32>(&far, 1) > len * 4 / 2);
-    }
-
-    #[test]
-    fn a_sequential_sweep_counts_every_line() {
-        let len = 32 * MIB / 4;
-        let every_line: Vec<u32> = (0..len as u32).step_by(16).collect();
-        assert_eq!(touched_bytes::<f32, u32>(&every_line, 1), len * 4);
-        assert!(!copy_streams::<f32, u32>(len, &every_line, 1));
-        // Every other element of each line: the line counts once.
-        let twice: Vec<u32> = (0..len as u32).step_by(8).collect();
-        assert_eq!(touched_bytes::<f32, u32>(&twice, 1), len * 4);
+        assert_eq!(random_read_back_bytes::<u32, u32>(&in_order, 1), LINE);
+        assert!(copy_streams::<u32, u32>(len, &in_order, 1));
+        // The same number of targets anywhere jump nearly every time.
+        let anywhere = scattered(blocks * 45, len);
+        let read_back = random_read_back_bytes::<u32, u32>(&anywhere, 1);
+        assert!(read_back > blocks * 45 * LINE * 9 / 10, "{read_back}");
+        assert!(!copy_streams::<u32, u32>(len, &anywhere, 1));
     }
 }

@@ -2521,6 +2521,64 @@ fn large_rank_3_scatter_elements_along_every_axis_give_the_same_bits_on_every_ex
 }
 
 #[test]
+fn scatter_elements_along_the_first_axis_split_by_columns_give_the_same_bits_on_every_executor() {
+    // Along axis 0 with size-1 dimensions between (data [38, 63, 1, 105], indices [73, 26, 1,
+    // 102]): every position after the axis is a column, 2652 of them, handed out 64 f32 at a
+    // time (the last set partial). Along axis 1 of [1, 40000, 17] with indices [1, 20000, 14]:
+    // 14 columns, 56 bytes a row, applied by one task after a split copy.
+    let mut rng = Rng::new(19);
+    let executors = big_executors();
+    for (data_shape, indices_shape, axis) in [
+        (vec![38usize, 63, 1, 105], vec![73usize, 26, 1, 102], 0i64),
+        (vec![1, 40000, 17], vec![1, 20000, 14], 1),
+    ] {
+        let size = data_shape[axis as usize] as i64;
+        let data: Vec<f32> = (0..count(&data_shape))
+            .map(|_| rng.range(-1000, 1000) as f32 / 7.0)
+            .collect();
+        let n = count(&indices_shape);
+        let indices: Vec<i64> = (0..n).map(|_| rng.range(-size, size - 1)).collect();
+        let updates: Vec<f32> = (0..n)
+            .map(|_| 1.0 + rng.range(-500, 500) as f32 / 4093.0)
+            .collect();
+        for reduction in Reduction::ALL {
+            let want = reference::scatter_elements(
+                &data,
+                &data_shape,
+                &indices,
+                &indices_shape,
+                &updates,
+                axis,
+                reduce_of(reduction),
+            );
+            compare(
+                &format!("{data_shape:?} along {axis} {reduction:?}"),
+                Op::Elements(axis),
+                0,
+                (&data_shape, &data),
+                (&indices_shape, &indices),
+                (&indices_shape, &updates),
+                reduction,
+                &want,
+                -7777.0,
+                &BIG_ENTRIES,
+                &executors,
+            );
+        }
+        assert_split(
+            &Call {
+                op: Op::Elements(axis),
+                data: (&data_shape, &data),
+                indices: (&indices_shape, &indices),
+                updates: (&indices_shape, &updates),
+                reduction: Reduction::Max,
+            },
+            0.0,
+        );
+    }
+}
+
+#[test]
 fn large_scatter_nd_gives_the_same_bits_on_every_executor() {
     // data [4096, 256] f32; 20000 row tuples drawn from 100 rows (both spellings), each a
     // 256-element slice: every row gets about 200 updates.

@@ -57,8 +57,9 @@ pub(crate) fn fits_l2(bytes: usize) -> bool {
 /// What stays in the last-level cache beside a call's other traffic: half the 32 MiB of L3 per
 /// core complex that every machine kind measured here has (Zen 3, Zen 4, Zen 5). The L3's size is
 /// not read from the CPU: it is shared, and its share that a call keeps is what was measured.
-/// Outputs this large are streamed past the cache (`stream::STREAM_MIN_BYTES`), and long slices
-/// from data no larger prefetch only their head.
+/// Outputs this large are streamed past the cache (`stream::STREAM_MIN_BYTES`; a scatter's copy
+/// below twice that may not be, see `scatter::apply::copy_streams`), and long slices from data
+/// no larger prefetch only their head.
 pub(crate) const L3_RESIDENT_BYTES: usize = 16 << 20;
 
 /// Whether `bytes` of data stay in the L3 from call to call ([`L3_RESIDENT_BYTES`]).

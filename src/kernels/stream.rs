@@ -2,9 +2,10 @@
 //!
 //! A normal store first reads the destination cache line, so an output far larger than the
 //! caches costs its size twice in memory traffic. Non-temporal stores write whole lines without
-//! reading them. Which outputs stream is one rule ([`streams_output`]); the slice kernels and the
-//! strided walk write them through a [`LineStream`] (whole lines only, whatever their slices'
-//! lengths), a scatter's copy of its data with [`stream_copy`].
+//! reading them. Which gather outputs stream is one rule ([`streams_output`]); the slice kernels
+//! and the strided walk write them through a [`LineStream`] (whole lines only, whatever their
+//! slices' lengths). A scatter's copy of its data streams by its own rule (it reads its output
+//! back: `scatter::apply::copy_streams`), with [`stream_copy`].
 
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::copy::copy_short;

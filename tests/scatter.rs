@@ -2352,6 +2352,44 @@ fn assert_split<T: Element, I: IndexElement>(call: &Call<'_, T, I>, sentinel: T)
     );
 }
 
+/// `compare` of a ScatterElements f32 call with the reference, for each of `reductions`.
+#[allow(clippy::too_many_arguments)]
+fn compare_elements_with_the_reference(
+    ctx: &str,
+    axis: i64,
+    data: (&[usize], &[f32]),
+    indices: (&[usize], &[i64]),
+    updates: &[f32],
+    reductions: &[Reduction],
+    entries: &[Entry],
+    executors: &[(String, Options)],
+) {
+    for &reduction in reductions {
+        let want = reference::scatter_elements(
+            data.1,
+            data.0,
+            indices.1,
+            indices.0,
+            updates,
+            axis,
+            reduce_of(reduction),
+        );
+        compare(
+            &format!("{ctx} {reduction:?}"),
+            Op::Elements(axis),
+            0,
+            data,
+            indices,
+            (indices.0, updates),
+            reduction,
+            &want,
+            -7777.0,
+            entries,
+            executors,
+        );
+    }
+}
+
 #[test]
 fn large_scatter_elements_give_the_same_bits_on_every_executor() {
     // data [1024, 1024] f32; indices and updates [1024, 600], values in [-8, 7]: along axis 0,
@@ -2368,30 +2406,16 @@ fn large_scatter_elements_give_the_same_bits_on_every_executor() {
     let indices: Vec<i64> = (0..updates.len()).map(|_| rng.range(-8, 7)).collect();
     let executors = big_executors();
     for axis in [0i64, 1] {
-        for reduction in Reduction::ALL {
-            let want = reference::scatter_elements(
-                &data,
-                &data_shape,
-                &indices,
-                &indices_shape,
-                &updates,
-                axis,
-                reduce_of(reduction),
-            );
-            compare(
-                &format!("axis {axis} {reduction:?}"),
-                Op::Elements(axis),
-                0,
-                (&data_shape, &data),
-                (&indices_shape, &indices),
-                (&indices_shape, &updates),
-                reduction,
-                &want,
-                -7777.0,
-                &BIG_ENTRIES,
-                &executors,
-            );
-        }
+        compare_elements_with_the_reference(
+            &format!("axis {axis}"),
+            axis,
+            (&data_shape, &data),
+            (&indices_shape, &indices),
+            &updates,
+            &Reduction::ALL,
+            &BIG_ENTRIES,
+            &executors,
+        );
         assert_split(
             &Call {
                 op: Op::Elements(axis),
@@ -2483,30 +2507,16 @@ fn large_rank_3_scatter_elements_along_every_axis_give_the_same_bits_on_every_ex
         let updates: Vec<f32> = (0..n)
             .map(|_| rng.range(-500, 500) as f32 / 4093.0)
             .collect();
-        for reduction in [Reduction::None, Reduction::Add] {
-            let want = reference::scatter_elements(
-                &data,
-                &data_shape,
-                &indices,
-                &indices_shape,
-                &updates,
-                axis,
-                reduce_of(reduction),
-            );
-            compare(
-                &format!("axis {axis} {reduction:?}"),
-                Op::Elements(axis),
-                0,
-                (&data_shape, &data),
-                (&indices_shape, &indices),
-                (&indices_shape, &updates),
-                reduction,
-                &want,
-                -7777.0,
-                &[Entry::Output, Entry::InPlace],
-                &executors,
-            );
-        }
+        compare_elements_with_the_reference(
+            &format!("axis {axis}"),
+            axis,
+            (&data_shape, &data),
+            (&indices_shape, &indices),
+            &updates,
+            &[Reduction::None, Reduction::Add],
+            &[Entry::Output, Entry::InPlace],
+            &executors,
+        );
         assert_split(
             &Call {
                 op: Op::Elements(axis),
@@ -2541,30 +2551,16 @@ fn scatter_elements_along_the_first_axis_split_by_columns_give_the_same_bits_on_
         let updates: Vec<f32> = (0..n)
             .map(|_| 1.0 + rng.range(-500, 500) as f32 / 4093.0)
             .collect();
-        for reduction in Reduction::ALL {
-            let want = reference::scatter_elements(
-                &data,
-                &data_shape,
-                &indices,
-                &indices_shape,
-                &updates,
-                axis,
-                reduce_of(reduction),
-            );
-            compare(
-                &format!("{data_shape:?} along {axis} {reduction:?}"),
-                Op::Elements(axis),
-                0,
-                (&data_shape, &data),
-                (&indices_shape, &indices),
-                (&indices_shape, &updates),
-                reduction,
-                &want,
-                -7777.0,
-                &BIG_ENTRIES,
-                &executors,
-            );
-        }
+        compare_elements_with_the_reference(
+            &format!("{data_shape:?} along {axis}"),
+            axis,
+            (&data_shape, &data),
+            (&indices_shape, &indices),
+            &updates,
+            &Reduction::ALL,
+            &BIG_ENTRIES,
+            &executors,
+        );
         assert_split(
             &Call {
                 op: Op::Elements(axis),

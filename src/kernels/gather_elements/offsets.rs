@@ -172,15 +172,23 @@ impl ElementsKernel {
         out: &mut [MaybeUninit<O>],
         (row_base, column): (&mut usize, &mut usize),
     ) {
-        for (slot, &at) in out.iter_mut().zip(positions) {
-            slot.write(O::new(
-                *row_base + *column * self.inner_stride + at.get() * self.axis_stride,
-            ));
-            *column += 1;
+        let (mut out, mut positions) = (out, positions);
+        while !positions.is_empty() {
+            let n = (self.row_len - *column).min(positions.len());
+            let (row_out, out_rest) = std::mem::take(&mut out).split_at_mut(n);
+            let (row_positions, positions_rest) = positions.split_at(n);
+            let first = *row_base + *column * self.inner_stride;
+            for (k, (slot, &at)) in row_out.iter_mut().zip(row_positions).enumerate() {
+                slot.write(O::new(
+                    first + k * self.inner_stride + at.get() * self.axis_stride,
+                ));
+            }
+            *column += n;
             if *column == self.row_len {
                 *column = 0;
                 *row_base += run.row_stride;
             }
+            (out, positions) = (out_rest, positions_rest);
         }
     }
 }

@@ -4,6 +4,10 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// A cache line's bytes on every x86-64 and AArch64 core this runs on: what a read that misses
+/// moves, what a non-temporal store writes whole, what a target read back touches at least.
+pub(crate) const LINE: usize = 64;
+
 /// What is assumed where the CPU does not say: the smallest L2 of the machines measured.
 const FALLBACK_L2_BYTES: usize = 512 << 10;
 

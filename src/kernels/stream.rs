@@ -7,6 +7,7 @@
 //! slices' lengths). A scatter's copy of its data streams by its own rule (it reads its output
 //! back: `scatter::apply::copy_streams`), with [`stream_copy`].
 
+use crate::kernels::cache::LINE;
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::copy::copy_short;
 use crate::repr::RawElement;
@@ -412,9 +413,6 @@ impl<'o, E: RawElement> SliceOut<'_, 'o, E> {
         Ok(())
     }
 }
-
-/// A cache line.
-const LINE: usize = 64;
 
 /// Orders this thread's non-temporal stores before anything it does next (such as returning to
 /// the thread that joins it).

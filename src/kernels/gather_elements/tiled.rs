@@ -2,7 +2,7 @@
 
 use super::strided_rows::{gather_strided_rows, StridedRows};
 use super::ElementsKernel;
-use crate::kernels::cache::l2_bytes;
+use crate::kernels::cache::{l2_bytes, LINE};
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::{for_each_range, DisjointOut};
 use crate::kernels::prefetch::{prefetch_range, prefetch_range_l2};
@@ -161,7 +161,6 @@ pub(super) fn tile_columns(axis_size: usize, row_len: usize, element_size: usize
 /// with 256-byte segments uses an eighth of the sets (W2), one of 4 KiB + 64 spreads its rows
 /// over all of them.
 pub(super) fn tile_rows_crowd_sets(rows: usize, stride_bytes: usize, row_bytes: usize) -> bool {
-    const LINE: usize = 64;
     const LINES: usize = SET_PERIOD_BYTES / LINE;
     let mut per_set = vec![0usize; LINES];
     // Lines every set gets: a segment longer than the period wraps onto each set once per period.

@@ -13,7 +13,7 @@ mod batch_run;
 mod reuse;
 mod short_runs;
 
-use crate::kernels::cache::{fits_l2, stays_in_l3};
+use crate::kernels::cache::{fits_l2, stays_in_l3, LINE};
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::INDEX_BLOCK;
 use crate::kernels::stream::{stream_fence, streams_output, LineStream, SliceOut, Staging};
@@ -446,9 +446,6 @@ fn slice_prefetch_len(data_bytes: usize, len: usize, element_size: usize) -> usi
 
 /// A slice this long (32 lines) is read far enough in order for the hardware prefetchers.
 const LONG_SLICE_BYTES: usize = 2 << 10;
-
-/// A cache line: what a read that misses moves.
-const LINE: usize = 64;
 
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
 /// latency at the rate small slices are copied.

@@ -13,6 +13,7 @@
 
 use super::combine::Combine;
 use super::{Destination, Offset};
+use crate::kernels::cache::LINE;
 use crate::kernels::parallel::{for_each_range, DisjointOut};
 use crate::kernels::prefetch::prefetch_range;
 use crate::kernels::stream::{as_uninit, stream_copy, stream_fence, STREAM_MIN_BYTES};
@@ -23,9 +24,6 @@ use std::mem::{size_of, MaybeUninit};
 
 /// See [`columns_per_set`].
 const COLUMN_SET_MIN_BYTES: usize = 256;
-
-/// A cache line's bytes: what a target touches at least.
-const LINE: usize = 64;
 
 /// A scatter whose updates read back at least this share (1 / n) of its output at random copies
 /// it through the cache (see [`copy_streams`]).
@@ -137,8 +135,8 @@ fn apply_disjoint<E: RawElement, C: Combine<E>, O: Offset>(
         }
         DisjointTargets::Columns { rows, row_len } => {
             let per_set = columns_per_set::<E>();
-            for_each_range(row_len.div_ceil(per_set), par, |sets| {
-                let columns = sets.start * per_set..(sets.end * per_set).min(row_len);
+            for_each_range(sets.count::<E>(), par, |owned| {
+                let columns = owned.start * per_set..(owned.end * per_set).min(row_len);
                 for row in 0..rows {
                     let first = row * row_len;
                     (first + columns.start..first + columns.end).for_each(apply_at);

@@ -2352,7 +2352,8 @@ fn assert_split<T: Element, I: IndexElement>(call: &Call<'_, T, I>, sentinel: T)
     );
 }
 
-/// `compare` of a ScatterElements f32 call with the reference, for each of `reductions`.
+/// `compare` of a ScatterElements f32 call with the reference, for each of `reductions`; then,
+/// with `split`, that the call is split among tasks (`assert_split`).
 #[allow(clippy::too_many_arguments)]
 fn compare_elements_with_the_reference(
     ctx: &str,
@@ -2363,6 +2364,7 @@ fn compare_elements_with_the_reference(
     reductions: &[Reduction],
     entries: &[Entry],
     executors: &[(String, Options)],
+    split: Reduction,
 ) {
     for &reduction in reductions {
         let want = reference::scatter_elements(
@@ -2388,6 +2390,16 @@ fn compare_elements_with_the_reference(
             executors,
         );
     }
+    assert_split(
+        &Call {
+            op: Op::Elements(axis),
+            data,
+            indices,
+            updates: (indices.0, updates),
+            reduction: split,
+        },
+        0.0,
+    );
 }
 
 #[test]
@@ -2415,16 +2427,7 @@ fn large_scatter_elements_give_the_same_bits_on_every_executor() {
             &Reduction::ALL,
             &BIG_ENTRIES,
             &executors,
-        );
-        assert_split(
-            &Call {
-                op: Op::Elements(axis),
-                data: (&data_shape, &data),
-                indices: (&indices_shape, &indices),
-                updates: (&indices_shape, &updates),
-                reduction: Reduction::Add,
-            },
-            0.0,
+            Reduction::Add,
         );
     }
 }
@@ -2516,16 +2519,7 @@ fn large_rank_3_scatter_elements_along_every_axis_give_the_same_bits_on_every_ex
             &[Reduction::None, Reduction::Add],
             &[Entry::Output, Entry::InPlace],
             &executors,
-        );
-        assert_split(
-            &Call {
-                op: Op::Elements(axis),
-                data: (&data_shape, &data),
-                indices: (&indices_shape, &indices),
-                updates: (&indices_shape, &updates),
-                reduction: Reduction::Add,
-            },
-            0.0,
+            Reduction::Add,
         );
     }
 }
@@ -2560,16 +2554,7 @@ fn scatter_elements_along_the_first_axis_split_by_columns_give_the_same_bits_on_
             &Reduction::ALL,
             &BIG_ENTRIES,
             &executors,
-        );
-        assert_split(
-            &Call {
-                op: Op::Elements(axis),
-                data: (&data_shape, &data),
-                indices: (&indices_shape, &indices),
-                updates: (&indices_shape, &updates),
-                reduction: Reduction::Max,
-            },
-            0.0,
+            Reduction::Max,
         );
     }
 }

@@ -231,6 +231,17 @@ unsafe fn assume_init<T>(slots: &[MaybeUninit<T>]) -> &[T] {
 /// until written; on the heap, one per task, as [`IndexCopy`].
 pub(crate) struct Components(Vec<usize>);
 
+/// A block of tuples made positions by [`Components::copy_resolved`].
+pub(crate) struct ResolvedBlock<'a> {
+    /// Each tuple's components as positions, tuple after tuple.
+    pub(crate) positions: &'a [usize],
+    /// Whether every component was in `[-dims[j], dims[j] - 1]`.
+    pub(crate) in_range: bool,
+    /// Whether some component was not already its position (a negative index, or one out of
+    /// range): the block's indices count from the back, and so may the tuples after it.
+    pub(crate) wrapped: bool,
+}
+
 impl Components {
     pub(crate) fn new() -> Components {
         Components(Vec::with_capacity(INDEX_BLOCK))
@@ -238,8 +249,7 @@ impl Components {
 
     /// Reads each component of the tuples in `idx` (`dims.len()` components each, `K` when not
     /// 0; whole tuples, at most `INDEX_BLOCK` components) once; component `j` of each tuple
-    /// becomes a position in `0..dims[j]`. Returns the positions and whether every component
-    /// was in `[-dims[j], dims[j] - 1]`. The common block (every component non-negative and in
+    /// becomes a position in `0..dims[j]`. The common block (every component non-negative and in
     /// range) costs a widening copy and a vector compare per component; a block with negative
     /// components is resolved in place.
     #[inline(always)]
@@ -247,7 +257,7 @@ impl Components {
         &mut self,
         idx: &[I],
         dims: &[usize],
-    ) -> (&[usize], bool) {
+    ) -> ResolvedBlock<'_> {
         let k = if K == 0 { dims.len() } else { K };
         let dims = &dims[..k];
         let copy = self.copy(idx);
@@ -264,7 +274,11 @@ impl Components {
             outside == 0
         };
         if fit {
-            return (copy, true);
+            return ResolvedBlock {
+                positions: copy,
+                in_range: true,
+                wrapped: false,
+            };
         }
         let mut bad = false;
         for tuple in copy.chunks_exact_mut(k) {
@@ -274,7 +288,11 @@ impl Components {
                 bad |= !ok;
             }
         }
-        (copy, !bad)
+        ResolvedBlock {
+            positions: copy,
+            in_range: !bad,
+            wrapped: true,
+        }
     }
 
     /// The one read of `idx`: each value widened (sign-extended) into the buffer. The store goes
@@ -433,21 +451,36 @@ mod tests {
     #[test]
     fn tuple_components_resolve_against_their_own_dimension() {
         let mut c = Components::new();
-        let (pos, ok) = c.copy_resolved::<i64, 2>(&[1, 2, 0, 0], &[2, 3]);
-        assert_eq!((pos, ok), (&[1, 2, 0, 0][..], true));
-        let (pos, ok) = c.copy_resolved::<i64, 2>(&[1, -1, -2, 2], &[2, 3]);
-        assert_eq!((pos, ok), (&[1, 2, 0, 2][..], true));
-        let (pos, ok) = c.copy_resolved::<i64, 0>(&[1, -1, 0, 3], &[2, 3]);
-        assert_eq!((pos, ok), (&[1, 2, 0, 0][..], false));
-        let (pos, ok) = c.copy_resolved::<i32, 1>(&[-2, 1, 2], &[2]);
-        assert_eq!((pos, ok), (&[0, 1, 0][..], false));
-        let (pos, ok) = c.copy_resolved::<i32, 1>(&[i32::MIN, -1], &[1 << 33]);
+        let mut resolve = |idx: &[i64], dims: &[usize]| {
+            let block = c.copy_resolved::<i64, 0>(idx, dims);
+            (block.positions.to_vec(), block.in_range, block.wrapped)
+        };
         assert_eq!(
-            (pos, ok),
-            (&[(1 << 33) - (1 << 31), (1 << 33) - 1][..], true)
+            resolve(&[1, 2, 0, 0], &[2, 3]),
+            (vec![1, 2, 0, 0], true, false)
         );
-        let (pos, ok) = c.copy_resolved::<i64, 1>(&[0, -1], &[0]);
-        assert_eq!((pos, ok), (&[0, 0][..], false));
+        assert_eq!(
+            resolve(&[1, -1, -2, 2], &[2, 3]),
+            (vec![1, 2, 0, 2], true, true)
+        );
+        assert_eq!(
+            resolve(&[1, -1, 0, 3], &[2, 3]),
+            (vec![1, 2, 0, 0], false, true)
+        );
+        assert_eq!(
+            resolve(&[1, 2, 0, 3], &[2, 3]),
+            (vec![1, 2, 0, 0], false, true)
+        );
+        assert_eq!(resolve(&[0, -1], &[0]), (vec![0, 0], false, true));
+        let block = c.copy_resolved::<i64, 2>(&[1, -1, -2, 2], &[2, 3]);
+        assert_eq!((block.positions, block.in_range), (&[1, 2, 0, 2][..], true));
+        let block = c.copy_resolved::<i32, 1>(&[-2, 1, 2], &[2]);
+        assert_eq!((block.positions, block.in_range), (&[0, 1, 0][..], false));
+        let block = c.copy_resolved::<i32, 1>(&[i32::MIN, -1], &[1 << 33]);
+        assert_eq!(
+            (block.positions, block.in_range, block.wrapped),
+            (&[(1 << 33) - (1 << 31), (1 << 33) - 1][..], true, true)
+        );
         assert_eq!(first_bad_component(&[1i64, -1, 0, 3], &[2, 3]), (3, 3));
         assert_eq!(first_bad_component(&[1i64, -1], &[2, 3]), (0, 1));
     }

@@ -170,11 +170,11 @@ fn tuple_offsets<I: IndexElement, O: Offset>(
             // Cannot panic: indices.len() == tuples * k (validated plan).
             let idx = &indices[t * k..(t + out.len()) * k];
             prefetch_next_values(indices, (t + out.len()) * k, idx.len());
-            let (positions, fit) = components.copy_resolved::<I, 0>(idx, dims);
-            for (slot, tuple) in out.iter_mut().zip(positions.chunks_exact(k)) {
+            let block = components.copy_resolved::<I, 0>(idx, dims);
+            for (slot, tuple) in out.iter_mut().zip(block.positions.chunks_exact(k)) {
                 slot.write(O::new(tuple.iter().zip(strides).map(|(p, s)| p * s).sum()));
             }
-            if !fit && bad.is_none() {
+            if !block.in_range && bad.is_none() {
                 let (j, value) = first_bad_component(idx, dims);
                 bad = Some(BadIndex {
                     position: t * k + j,

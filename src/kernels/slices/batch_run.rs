@@ -99,26 +99,32 @@ impl BatchRun<'_> {
                     idx_block.len(),
                 );
             }
-            let (tuples, ok) = components.copy_resolved::<I, K>(idx_block, dims);
-            if !ok {
+            let block = components.copy_resolved::<I, K>(idx_block, dims);
+            if !block.in_range {
                 return Err(bad_in(b, idx_block));
             }
-            let first = b * block_tuples;
+            let (first, tuples) = (b * block_tuples, block.positions);
             let part = out.front(tuples.len() / k * len);
-            self.gather_in_range::<E, I, N, K>(batch, ahead, first, tuples, part);
+            if block.wrapped {
+                self.gather_in_range::<E, I, N, K, true>(batch, ahead, first, tuples, part);
+            } else {
+                self.gather_in_range::<E, I, N, K, false>(batch, ahead, first, tuples, part);
+            }
         }
         Ok(())
     }
 
     /// Copies the slices of tuples `first..` of the run, whose components are the positions
     /// `tuples` (each in range), from `batch` into `out`. `idx` (the caller's) only guides
-    /// prefetches.
+    /// prefetches; with `WRAP` (after a block whose indices counted from the back), its
+    /// negative components are counted from the back for them too ([`hinted_offset`]).
     #[inline(always)]
     pub(super) fn gather_in_range<
         E: RawElement,
         I: IndexElement,
         const N: usize,
         const K: usize,
+        const WRAP: bool,
     >(
         &self,
         batch: &[E],
@@ -131,16 +137,26 @@ impl BatchRun<'_> {
         match out {
             SliceOut::Cached(out) => {
                 let slots = out.chunks_exact_mut(len);
-                self.copy_each::<E, I, N, K, _>(batch, idx, first, tuples, slots, |dst, src| {
-                    copy_slice(dst, as_uninit(src))
-                });
+                self.copy_each::<E, I, N, K, WRAP, _>(
+                    batch,
+                    idx,
+                    first,
+                    tuples,
+                    slots,
+                    |dst, src| copy_slice(dst, as_uninit(src)),
+                );
             }
             SliceOut::Streamed(stream) => {
                 // The stream knows where each slice goes: no slot.
                 let slots = std::iter::repeat(());
-                self.copy_each::<E, I, N, K, _>(batch, idx, first, tuples, slots, |_, src| {
-                    stream.push(as_uninit(src))
-                });
+                self.copy_each::<E, I, N, K, WRAP, _>(
+                    batch,
+                    idx,
+                    first,
+                    tuples,
+                    slots,
+                    |_, src| stream.push(as_uninit(src)),
+                );
             }
         }
     }
@@ -148,7 +164,14 @@ impl BatchRun<'_> {
     /// [`Self::gather_in_range`]'s loop: `store(slot, slice)` for each tuple's slice, paired
     /// with `slots` in order (a slot is where the slice goes, when the store needs one).
     #[inline(always)]
-    fn copy_each<E: RawElement, I: IndexElement, const N: usize, const K: usize, S: Iterator>(
+    fn copy_each<
+        E: RawElement,
+        I: IndexElement,
+        const N: usize,
+        const K: usize,
+        const WRAP: bool,
+        S: Iterator,
+    >(
         &self,
         batch: &[E],
         idx: &[I],
@@ -171,7 +194,7 @@ impl BatchRun<'_> {
         let pairs = tuples.chunks_exact(k).zip(slots);
         for (i, (tuple, slot)) in (first..).zip(pairs) {
             // A hint only (a prefetch never faults and addresses nothing), and the tuple ahead
-            // is not resolved yet: its offset is clamped into the batch.
+            // is not checked yet: its offset is clamped into the batch.
             let at = (i + ahead) * k;
             let tuple_ahead = if ahead != 0 {
                 idx.get(at..at + k)
@@ -179,11 +202,7 @@ impl BatchRun<'_> {
                 None
             };
             if let Some(tuple_ahead) = tuple_ahead {
-                let mut offset = (tuple_ahead[0].to_i64() as usize).wrapping_mul(stride0);
-                for j in 1..k {
-                    let v = tuple_ahead[j].to_i64() as usize;
-                    offset = offset.wrapping_add(v.wrapping_mul(strides[j]));
-                }
+                let offset = hinted_offset::<I, WRAP>(tuple_ahead, &self.dims[..k], strides);
                 prefetch_range_in(batch, offset.min(last_offset), prefetch_len);
             }
             let mut offset = tuple[0] * stride0;
@@ -197,5 +216,76 @@ impl BatchRun<'_> {
             let slice = unsafe { batch.get_unchecked(offset..offset + len) };
             store(slot, slice);
         }
+    }
+}
+
+/// Where the slice of `tuple` (not checked yet) starts, as a prefetch's aim. With `WRAP`, a
+/// negative component counts from the back of its dimension, as it will when the tuple is
+/// resolved; without, it wraps around (far off, or clamped by the caller to the data's end).
+/// An out-of-range component gives some offset, which the caller clamps into the data.
+///
+/// The wrap is asked for only after a block with negative components (`ResolvedBlock::wrapped`):
+/// inside the copy loop, whose reads miss, its three instructions per component leave fewer
+/// misses in flight (GatherND of 1M 3-D points of 4 bytes, W7, took 1.04-1.06x as long with it
+/// always on). Without it, tuples with negative components asked for the wrong lines: GatherND
+/// of 396 slices of 4708 bytes from 46 MB, half of the components negative, took 1.21x as long
+/// as a memcpy of those slices (1.02x with it).
+#[inline(always)]
+fn hinted_offset<I: IndexElement, const WRAP: bool>(
+    tuple: &[I],
+    dims: &[usize],
+    strides: &[usize],
+) -> usize {
+    let mut offset = 0usize;
+    for ((v, &dim), &stride) in tuple.iter().zip(dims).zip(strides) {
+        let v = v.to_i64();
+        let position = if WRAP {
+            v.wrapping_add((v >> 63) & dim as i64) as usize
+        } else {
+            v as usize
+        };
+        offset = offset.wrapping_add(position.wrapping_mul(stride));
+    }
+    offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hinted_offset;
+
+    /// Every tuple of a small shape, its components written both ways (from the front and
+    /// from the back), aims at the slice it resolves to when negative components wrap; without
+    /// the wrap, those written from the front still do. For both index types.
+    #[test]
+    fn a_tuple_with_negative_components_is_asked_for_where_its_slice_starts() {
+        let dims = [3usize, 4, 2];
+        let slice_len = 5;
+        let strides = [4 * 2 * slice_len, 2 * slice_len, slice_len];
+        let mut checked = 0;
+        for a in -3i64..3 {
+            for b in -4i64..4 {
+                for c in -2i64..2 {
+                    let tuple = [a, b, c];
+                    let resolved: usize = tuple
+                        .iter()
+                        .zip(dims)
+                        .zip(strides)
+                        .map(|((&v, d), s)| (if v < 0 { v + d as i64 } else { v }) as usize * s)
+                        .sum();
+                    let narrow = tuple.map(|v| v as i32);
+                    assert_eq!(hinted_offset::<_, true>(&tuple, &dims, &strides), resolved);
+                    assert_eq!(hinted_offset::<_, true>(&narrow, &dims, &strides), resolved);
+                    if tuple.iter().all(|&v| v >= 0) {
+                        assert_eq!(hinted_offset::<_, false>(&tuple, &dims, &strides), resolved);
+                        assert_eq!(
+                            hinted_offset::<_, false>(&narrow, &dims, &strides),
+                            resolved
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 6 * 8 * 4);
     }
 }

@@ -39,8 +39,9 @@ impl SliceKernel {
         let batch = range.start / tpb / self.outer;
         let batch_idx = &indices[batch * tpb * k..(batch + 1) * tpb * k];
         let Scratch { components, table } = scratch;
-        let (positions, ok) = components.copy_resolved::<I, K>(batch_idx, run.dims);
-        if !ok {
+        let resolved = components.copy_resolved::<I, K>(batch_idx, run.dims);
+        let positions = resolved.positions;
+        if !resolved.in_range {
             let (p, value) = first_bad_component(batch_idx, run.dims);
             return Err(BadIndex {
                 position: batch * tpb * k + p,
@@ -68,7 +69,11 @@ impl SliceKernel {
             // Cannot panic: as in `BatchRun::gather`, the run's slices lie in its span.
             let slab = &data[base..base + run.span];
             let tuples = &positions[first * k..(first + run_end - t) * k];
-            run.gather_in_range::<E, I, N, K>(slab, batch_idx, first, tuples, part);
+            if resolved.wrapped {
+                run.gather_in_range::<E, I, N, K, true>(slab, batch_idx, first, tuples, part);
+            } else {
+                run.gather_in_range::<E, I, N, K, false>(slab, batch_idx, first, tuples, part);
+            }
             t = run_end;
             // The batch's pairs are consecutive outer positions, `run_span` apart in data.
             pair += 1;
@@ -191,7 +196,7 @@ impl SliceKernel {
         // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
         let block = INDEX_BLOCK / k * k;
         for (b, idx_block) in indices.chunks(block).enumerate() {
-            if !components.copy_resolved::<I, K>(idx_block, dims).1 {
+            if !components.copy_resolved::<I, K>(idx_block, dims).in_range {
                 let (p, value) = first_bad_component(idx_block, dims);
                 return Err(BadIndex {
                     position: b * block + p,

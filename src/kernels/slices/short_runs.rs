@@ -59,8 +59,9 @@ impl SliceKernel {
             prefetch_next_values(indices, end * k, idx_block.len());
             let (block_out, tail) = std::mem::take(&mut rest).split_at_mut((end - t) * len);
             rest = tail;
-            let (positions, ok) = scratch.components.copy_resolved::<I, K>(idx_block, dims);
-            if !ok {
+            let block = scratch.components.copy_resolved::<I, K>(idx_block, dims);
+            let positions = block.positions;
+            if !block.in_range {
                 let (p, value) = first_bad_component(idx_block, dims);
                 return Err(BadIndex {
                     position: t * k + p,

@@ -5,8 +5,9 @@
 //! general-purpose pool decides for itself. Here:
 //! - no thread exists until a call needs one, and never more than `available_parallelism - 1`
 //!   (the calling thread is the other), whatever `num_threads` says;
-//! - an idle worker spins for at most [`SPIN`] after its last task, then sleeps on a condition
-//!   variable: an idle process burns no CPU;
+//! - an idle worker spins for at most [`SPIN`] after its last task, then watches for work while
+//!   yielding its core to any thread that wants it, until [`IDLE_WATCH`] after its last task,
+//!   then sleeps on a condition variable: an idle process burns no CPU;
 //! - a call never waits for a worker to become free: the calling thread claims tasks of its own
 //!   job until none is left, so calls from many host threads at once share the workers without
 //!   deadlock, and a call only waits for tasks a worker has already started;
@@ -27,10 +28,45 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// How long a worker keeps looking for work after its last task before it sleeps: long enough
-/// that a caller issuing calls back to back finds it awake (waking a sleeping thread costs tens
-/// of microseconds), short enough to be nothing for an idle process.
+/// How long a worker spins, looking for work, after its last task: long enough that a caller
+/// issuing calls back to back finds it awake at once.
 const SPIN: Duration = Duration::from_micros(50);
+
+/// How long after its last task a worker keeps looking for work before it sleeps; past [`SPIN`]
+/// it yields its core between looks, so that any other thread that wants the core gets it.
+///
+/// A sleeping worker is costly to wake where idle cores halt, as virtual CPUs do: on the 2-core
+/// Intel Xeon VMs here (no halt-polling in the guest) the wake took the calling thread 18 µs in
+/// the system call and the worker began 35-60 µs later, against 2 µs for a worker still
+/// looking. Calls that a host issues between operations of its own, a few hundred µs apart,
+/// found the worker asleep every time and so split their work late: in the sweep (seed 171,
+/// each call between two of ONNX Runtime's), a Gather of 1448 slices of 1128 bytes took 109 µs
+/// at 2 threads against 68 µs with the worker looking, a GatherND of 3227 slices of 512 bytes
+/// 158 against 103 µs, and over the 38 configurations of 20 µs or more the 2-thread calls took
+/// 0.95x as long (geometric mean; none more than 1.07x, calls too small to split, within
+/// their noise). ONNX Runtime's own 2-thread calls beside
+/// them took 0.97x as long: a thread it woke found the core awake. An idle process still burns
+/// no CPU: at most this long after its last task.
+const IDLE_WATCH: Duration = Duration::from_micros(500);
+
+/// What an idle worker does `idle` after its last task: spin, yield its core between looks for
+/// work, or sleep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Idle {
+    Spin,
+    Yield,
+    Sleep,
+}
+
+fn idle_watch(idle: Duration) -> Idle {
+    if idle < SPIN {
+        Idle::Spin
+    } else if idle < IDLE_WATCH {
+        Idle::Yield
+    } else {
+        Idle::Sleep
+    }
+}
 
 /// A worker's stack: the kernels keep their buffers small (a few KiB) and allocate tiles on the
 /// heap, so the default 2 MiB would only be address space.
@@ -413,7 +449,8 @@ impl Pool {
 
     /// Waits for a job with a free seat and takes the seat.
     fn next_job(&self) -> Arc<Job> {
-        let mut spin_until = Some(Instant::now() + SPIN);
+        let idle_since = Instant::now();
+        let mut watched = false;
         let mut queue = self.lock();
         loop {
             if let Some(job) = queue.jobs.iter().find(|j| j.wants_helpers()) {
@@ -421,9 +458,10 @@ impl Pool {
                 job.active.fetch_add(1, Ordering::Relaxed);
                 return Arc::clone(job);
             }
-            if let Some(until) = spin_until.take() {
+            if !watched {
+                watched = true;
                 drop(queue);
-                spin_while(until, || self.wanted.load(Ordering::Acquire) == 0);
+                self.watch_for_work(idle_since);
                 queue = self.lock();
                 continue;
             }
@@ -435,10 +473,26 @@ impl Pool {
             self.sleeping.fetch_sub(1, Ordering::Relaxed);
         }
     }
+
+    /// Looks for a job that wants helpers, without the lock, as [`idle_watch`] says for the
+    /// time since `idle_since`; returns when one may be queued or when it is time to sleep.
+    fn watch_for_work(&self, idle_since: Instant) {
+        while self.wanted.load(Ordering::Acquire) == 0 {
+            match idle_watch(idle_since.elapsed()) {
+                Idle::Spin => {
+                    for _ in 0..64 {
+                        std::hint::spin_loop();
+                    }
+                }
+                Idle::Yield => std::thread::yield_now(),
+                Idle::Sleep => return,
+            }
+        }
+    }
 }
 
-/// Spins while `busy()` holds, until `until` at the latest: the bounded wait of an idle worker
-/// watching for work and of a caller watching its helpers finish.
+/// Spins while `busy()` holds, until `until` at the latest: the bounded wait of a caller
+/// watching its helpers finish.
 fn spin_while(until: Instant, busy: impl Fn() -> bool) {
     while busy() && Instant::now() < until {
         for _ in 0..64 {
@@ -464,6 +518,17 @@ mod tests {
         assert_eq!(helpers_worth(us(1000), 3, 0), Joined::No);
         assert_eq!(helpers_worth(us(0), 0, 100), Joined::No);
         assert_eq!(helpers_worth(us(1), 1, usize::MAX), Joined::Woken);
+    }
+
+    #[test]
+    fn an_idle_worker_spins_then_yields_its_core_then_sleeps() {
+        let us = Duration::from_micros;
+        assert_eq!(idle_watch(us(0)), Idle::Spin);
+        assert_eq!(idle_watch(us(49)), Idle::Spin);
+        assert_eq!(idle_watch(us(50)), Idle::Yield);
+        assert_eq!(idle_watch(us(499)), Idle::Yield);
+        assert_eq!(idle_watch(us(500)), Idle::Sleep);
+        assert_eq!(idle_watch(Duration::MAX), Idle::Sleep);
     }
 
     #[test]

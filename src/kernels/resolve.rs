@@ -233,7 +233,8 @@ pub(crate) struct Components(Vec<usize>);
 
 /// A block of tuples made positions by [`Components::copy_resolved`].
 pub(crate) struct ResolvedBlock<'a> {
-    /// Each tuple's components as positions, tuple after tuple.
+    /// Each tuple's components as positions, tuple after tuple (a component out of range,
+    /// when not `in_range`, as 0).
     pub(crate) positions: &'a [usize],
     /// Whether every component was in `[-dims[j], dims[j] - 1]`.
     pub(crate) in_range: bool,
@@ -249,7 +250,7 @@ impl Components {
 
     /// Reads each component of the tuples in `idx` (`dims.len()` components each, `K` when not
     /// 0; whole tuples, at most `INDEX_BLOCK` components) once; component `j` of each tuple
-    /// becomes a position in `0..dims[j]`. The common block (every component non-negative and in
+    /// becomes a position in `0..dims[j]`; returns them as a [`ResolvedBlock`]. The common block (every component non-negative and in
     /// range) costs a widening copy and a vector compare per component; a block with negative
     /// components is resolved in place.
     #[inline(always)]

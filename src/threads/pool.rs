@@ -44,9 +44,9 @@ const SPIN: Duration = Duration::from_micros(50);
 /// at 2 threads against 68 µs with the worker looking, a GatherND of 3227 slices of 512 bytes
 /// 158 against 103 µs, and over the 38 configurations of 20 µs or more the 2-thread calls took
 /// 0.95x as long (geometric mean; none more than 1.07x, calls too small to split, within
-/// their noise). ONNX Runtime's own 2-thread calls beside
-/// them took 0.97x as long: a thread it woke found the core awake. An idle process still burns
-/// no CPU: at most this long after its last task.
+/// their noise). ONNX Runtime's own 2-thread calls beside them took 0.97x as long: a thread it
+/// woke found the core awake. A worker uses at most this much CPU after its last task, and none
+/// once asleep.
 const IDLE_WATCH: Duration = Duration::from_micros(500);
 
 /// What an idle worker does `idle` after its last task: spin, yield its core between looks for
@@ -221,8 +221,9 @@ pub(crate) struct Pool {
     queue: Mutex<Queue>,
     work_available: Condvar,
     helper_finished: Condvar,
-    /// Jobs in the queue that want helpers: what spinning workers watch without the lock.
-    wanted: AtomicUsize,
+    /// Jobs queued so far, ever (bumped under the queue lock): what idle workers watch without
+    /// the lock, for a job opened after they last found nothing to do.
+    opened: AtomicU64,
     /// Workers waiting on `work_available`; changed under the queue lock, read also without it
     /// (then a hint: it may change right after).
     sleeping: AtomicUsize,
@@ -231,6 +232,19 @@ pub(crate) struct Pool {
 static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
 
 impl Pool {
+    fn new(pid: u32, capacity: usize) -> Pool {
+        Pool {
+            pid,
+            capacity,
+            started: AtomicUsize::new(0),
+            queue: Mutex::new(Queue { jobs: Vec::new() }),
+            work_available: Condvar::new(),
+            helper_finished: Condvar::new(),
+            opened: AtomicU64::new(0),
+            sleeping: AtomicUsize::new(0),
+        }
+    }
+
     /// This process's pool, made on first use (and again in a forked child).
     pub(crate) fn get() -> &'static Pool {
         let pid = std::process::id();
@@ -243,16 +257,7 @@ impl Pool {
         }
         // No pool yet, or one made by the parent before a fork (its threads do not exist here,
         // and its lock may be held forever): start afresh. The old one is left as it is.
-        let fresh = Box::into_raw(Box::new(Pool {
-            pid,
-            capacity: super::machine_parallelism() - 1,
-            started: AtomicUsize::new(0),
-            queue: Mutex::new(Queue { jobs: Vec::new() }),
-            work_available: Condvar::new(),
-            helper_finished: Condvar::new(),
-            wanted: AtomicUsize::new(0),
-            sleeping: AtomicUsize::new(0),
-        }));
+        let fresh = Box::into_raw(Box::new(Pool::new(pid, super::machine_parallelism() - 1)));
         match POOL.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire) {
             // SAFETY: just leaked; never freed.
             Ok(_) => unsafe { &*fresh },
@@ -296,7 +301,7 @@ impl Pool {
                 *const (dyn Fn(usize) + Sync + 'static),
             >(erased)
         });
-        // Not queued yet: the job is opened (queued with its seats, counted in `wanted`) when
+        // Not queued yet: the job is opened (queued with its seats, counted in `opened`) when
         // `engage` says, at once or after some of the caller's own tasks; a job never opened
         // costs no lock.
         let job = Arc::new(Job {
@@ -335,13 +340,12 @@ impl Pool {
         let mut queue = self.lock();
         if let Some(at) = queue.jobs.iter().position(|j| Arc::ptr_eq(j, &job)) {
             queue.jobs.swap_remove(at);
-            self.wanted.fetch_sub(1, Ordering::Release);
         }
         // No worker joins now (the job left the queue); the ones in it finish their tasks, most
         // often within microseconds of the caller on an even split. Sleeping on the condition
         // variable right away cost a wake-up of the caller (about 10 us on these machines: a
         // 2-thread GatherND of 1 MiB took 31 us where half its 1-thread time is 19 us), so the
-        // caller first watches the count for a bounded time, as idle workers do.
+        // caller first spins on the count for a bounded time ([`SPIN`]).
         if job.active.load(Ordering::Acquire) > 0 {
             drop(queue);
             spin_while(Instant::now() + SPIN, || {
@@ -370,7 +374,7 @@ impl Pool {
             if joined == Joined::No {
                 job.seats.store(helpers, Ordering::Relaxed);
                 queue.jobs.push(Arc::clone(job));
-                self.wanted.fetch_add(1, Ordering::Release);
+                self.opened.fetch_add(1, Ordering::Release);
             }
             if wake {
                 helpers.min(self.sleeping.load(Ordering::Relaxed))
@@ -450,7 +454,6 @@ impl Pool {
     /// Waits for a job with a free seat and takes the seat.
     fn next_job(&self) -> Arc<Job> {
         let idle_since = Instant::now();
-        let mut watched = false;
         let mut queue = self.lock();
         loop {
             if let Some(job) = queue.jobs.iter().find(|j| j.wants_helpers()) {
@@ -458,10 +461,14 @@ impl Pool {
                 job.active.fetch_add(1, Ordering::Relaxed);
                 return Arc::clone(job);
             }
-            if !watched {
-                watched = true;
+            // Nothing here for this worker; a job opened from now on bumps `opened` (under the
+            // lock held here). The job just finished may still be queued, its caller running
+            // its last task: watching for a change of the count, not for an empty queue, keeps
+            // the worker looking for the next call rather than asleep at once.
+            let seen = self.opened.load(Ordering::Relaxed);
+            if idle_watch(idle_since.elapsed()) != Idle::Sleep {
                 drop(queue);
-                self.watch_for_work(idle_since);
+                self.watch_for_work(idle_since, seen);
                 queue = self.lock();
                 continue;
             }
@@ -474,10 +481,10 @@ impl Pool {
         }
     }
 
-    /// Looks for a job that wants helpers, without the lock, as [`idle_watch`] says for the
-    /// time since `idle_since`; returns when one may be queued or when it is time to sleep.
-    fn watch_for_work(&self, idle_since: Instant) {
-        while self.wanted.load(Ordering::Acquire) == 0 {
+    /// Watches, without the lock, for a job opened after the `seen`-th, as [`idle_watch`] says
+    /// for the time since `idle_since`; returns when one is or when it is time to sleep.
+    fn watch_for_work(&self, idle_since: Instant, seen: u64) {
+        while self.opened.load(Ordering::Acquire) == seen {
             match idle_watch(idle_since.elapsed()) {
                 Idle::Spin => {
                     for _ in 0..64 {
@@ -529,6 +536,18 @@ mod tests {
         assert_eq!(idle_watch(us(499)), Idle::Yield);
         assert_eq!(idle_watch(us(500)), Idle::Sleep);
         assert_eq!(idle_watch(Duration::MAX), Idle::Sleep);
+    }
+
+    /// A worker that finds nothing to do while the job it helped is still queued (its caller
+    /// running the last task) keeps watching for the next job for the whole window; it used to
+    /// stop watching at once because a job was queued, and so slept through the next call.
+    #[test]
+    fn an_idle_worker_watches_for_a_new_job_not_for_an_empty_queue() {
+        let pool = Pool::new(0, 1);
+        pool.opened.store(1, Ordering::Relaxed);
+        let idle_since = Instant::now();
+        pool.watch_for_work(idle_since, 1);
+        assert!(idle_since.elapsed() >= IDLE_WATCH);
     }
 
     #[test]

@@ -105,22 +105,41 @@ impl BatchRun<'_> {
             }
             let (first, tuples) = (b * block_tuples, block.positions);
             let part = out.front(tuples.len() / k * len);
-            if block.wrapped {
-                self.gather_in_range::<E, I, N, K, true>(batch, ahead, first, tuples, part);
-            } else {
-                self.gather_in_range::<E, I, N, K, false>(batch, ahead, first, tuples, part);
-            }
+            self.gather_in_range::<E, I, N, K>(block.wrapped, batch, ahead, first, tuples, part);
         }
         Ok(())
     }
 
     /// Copies the slices of tuples `first..` of the run, whose components are the positions
     /// `tuples` (each in range), from `batch` into `out`. `idx` (the caller's) only guides
-    /// prefetches; with `WRAP` (for a block whose indices count from the back, whose loop hints
+    /// prefetches; with `wrap` (for a block whose indices count from the back, whose loop hints
     /// at the tuples after it), their negative components count from the back too
     /// ([`hinted_offset`]).
     #[inline(always)]
     pub(super) fn gather_in_range<
+        E: RawElement,
+        I: IndexElement,
+        const N: usize,
+        const K: usize,
+    >(
+        &self,
+        wrap: bool,
+        batch: &[E],
+        idx: &[I],
+        first: usize,
+        tuples: &[usize],
+        out: SliceOut<'_, '_, E>,
+    ) {
+        if wrap {
+            self.gather_in_range_as::<E, I, N, K, true>(batch, idx, first, tuples, out);
+        } else {
+            self.gather_in_range_as::<E, I, N, K, false>(batch, idx, first, tuples, out);
+        }
+    }
+
+    /// [`Self::gather_in_range`] with `wrap` a compile-time `WRAP`.
+    #[inline(always)]
+    fn gather_in_range_as<
         E: RawElement,
         I: IndexElement,
         const N: usize,

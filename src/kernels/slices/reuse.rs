@@ -69,11 +69,14 @@ impl SliceKernel {
             // Cannot panic: as in `BatchRun::gather`, the run's slices lie in its span.
             let slab = &data[base..base + run.span];
             let tuples = &positions[first * k..(first + run_end - t) * k];
-            if resolved.wrapped {
-                run.gather_in_range::<E, I, N, K, true>(slab, batch_idx, first, tuples, part);
-            } else {
-                run.gather_in_range::<E, I, N, K, false>(slab, batch_idx, first, tuples, part);
-            }
+            run.gather_in_range::<E, I, N, K>(
+                resolved.wrapped,
+                slab,
+                batch_idx,
+                first,
+                tuples,
+                part,
+            );
             t = run_end;
             // The batch's pairs are consecutive outer positions, `run_span` apart in data.
             pair += 1;

@@ -486,11 +486,7 @@ impl Pool {
     fn watch_for_work(&self, idle_since: Instant, seen: u64) {
         while self.opened.load(Ordering::Acquire) == seen {
             match idle_watch(idle_since.elapsed()) {
-                Idle::Spin => {
-                    for _ in 0..64 {
-                        std::hint::spin_loop();
-                    }
-                }
+                Idle::Spin => spin_a_little(),
                 Idle::Yield => std::thread::yield_now(),
                 Idle::Sleep => return,
             }
@@ -502,9 +498,14 @@ impl Pool {
 /// watching its helpers finish.
 fn spin_while(until: Instant, busy: impl Fn() -> bool) {
     while busy() && Instant::now() < until {
-        for _ in 0..64 {
-            std::hint::spin_loop();
-        }
+        spin_a_little();
+    }
+}
+
+/// A few spin-loop hints between two looks at the clock and the watched state.
+fn spin_a_little() {
+    for _ in 0..64 {
+        std::hint::spin_loop();
     }
 }
 

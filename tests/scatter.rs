@@ -2335,6 +2335,20 @@ fn big_executors() -> Vec<(String, Options)> {
     executors(&[1, 2, 3, 8])
 }
 
+/// `n` data values for the large tests: sevenths from -1000/7 to 1000/7.
+fn random_data(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| rng.range(-1000, 1000) as f32 / 7.0)
+        .collect()
+}
+
+/// `n` updates near 1, so that products of many of them stay finite.
+fn updates_near_one(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| 1.0 + rng.range(-500, 500) as f32 / 4093.0)
+        .collect()
+}
+
 /// The big entries (`ToVec` and `Output` copy, the two in-place ones update data, `Dyn` on
 /// bytes).
 const BIG_ENTRIES: [Entry; 4] = [Entry::Output, Entry::InPlace, Entry::ToVec, Entry::Dyn];
@@ -2409,12 +2423,8 @@ fn large_scatter_elements_give_the_same_bits_on_every_executor() {
     let mut rng = Rng::new(11);
     let data_shape = [1024usize, 1024];
     let indices_shape = [1024usize, 600];
-    let data: Vec<f32> = (0..1 << 20)
-        .map(|_| rng.range(-1000, 1000) as f32 / 7.0)
-        .collect();
-    let updates: Vec<f32> = (0..count(&indices_shape))
-        .map(|_| 1.0 + rng.range(-500, 500) as f32 / 4093.0)
-        .collect();
+    let data = random_data(&mut rng, 1 << 20);
+    let updates = updates_near_one(&mut rng, count(&indices_shape));
     let indices: Vec<i64> = (0..updates.len()).map(|_| rng.range(-8, 7)).collect();
     let executors = big_executors();
     for axis in [0i64, 1] {
@@ -2439,9 +2449,7 @@ fn large_scatter_elements_one_position_along_the_axis_split_every_position_apart
     let mut rng = Rng::new(17);
     let data_shape = [1usize << 18, 8];
     let indices_shape = [1usize << 18, 1];
-    let data: Vec<f32> = (0..count(&data_shape))
-        .map(|_| rng.range(-1000, 1000) as f32 / 7.0)
-        .collect();
+    let data = random_data(&mut rng, count(&data_shape));
     let updates: Vec<f32> = (0..count(&indices_shape))
         .map(|_| rng.range(-500, 500) as f32 / 3.0)
         .collect();
@@ -2496,9 +2504,7 @@ fn large_rank_3_scatter_elements_along_every_axis_give_the_same_bits_on_every_ex
     // (so dimensions do not merge) and longer along it (duplicates), values in [-6, 5].
     let mut rng = Rng::new(15);
     let data_shape = [16usize, 256, 128];
-    let data: Vec<f32> = (0..count(&data_shape))
-        .map(|_| rng.range(-1000, 1000) as f32 / 7.0)
-        .collect();
+    let data = random_data(&mut rng, count(&data_shape));
     let executors = big_executors();
     for (axis, indices_shape) in [
         (0i64, [40usize, 200, 100]),
@@ -2537,14 +2543,10 @@ fn scatter_elements_along_the_first_axis_split_by_columns_give_the_same_bits_on_
         (vec![1, 40000, 17], vec![1, 20000, 14], 1),
     ] {
         let size = data_shape[axis as usize] as i64;
-        let data: Vec<f32> = (0..count(&data_shape))
-            .map(|_| rng.range(-1000, 1000) as f32 / 7.0)
-            .collect();
+        let data = random_data(&mut rng, count(&data_shape));
         let n = count(&indices_shape);
         let indices: Vec<i64> = (0..n).map(|_| rng.range(-size, size - 1)).collect();
-        let updates: Vec<f32> = (0..n)
-            .map(|_| 1.0 + rng.range(-500, 500) as f32 / 4093.0)
-            .collect();
+        let updates = updates_near_one(&mut rng, n);
         compare_elements_with_the_reference(
             &format!("{data_shape:?} along {axis}"),
             axis,
@@ -2569,12 +2571,8 @@ fn large_scatter_nd_gives_the_same_bits_on_every_executor() {
     let indices: Vec<i64> = (0..20000).map(|_| rows[rng.below(100) as usize]).collect();
     let indices_shape = [20000usize, 1];
     let updates_shape = [20000usize, 256];
-    let data: Vec<f32> = (0..count(&data_shape))
-        .map(|_| rng.range(-1000, 1000) as f32 / 7.0)
-        .collect();
-    let updates: Vec<f32> = (0..count(&updates_shape))
-        .map(|_| 1.0 + rng.range(-500, 500) as f32 / 4093.0)
-        .collect();
+    let data = random_data(&mut rng, count(&data_shape));
+    let updates = updates_near_one(&mut rng, count(&updates_shape));
     let executors = big_executors();
     for reduction in Reduction::ALL {
         let want = reference::scatter_nd(

@@ -53,6 +53,19 @@ pub(crate) fn prefetch_next_values<I>(values: &[I], at: usize, len: usize) {
 /// Starts loading the `lines` cache lines that begin at `data[offset]`, clipped to `data`.
 #[inline(always)]
 pub(crate) fn prefetch_lines<E>(data: &[E], offset: usize, lines: usize) {
+    lines_from::<E, false>(data, offset, lines);
+}
+
+/// [`prefetch_lines`] into the outer caches (L2) only.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn prefetch_lines_l2<E>(data: &[E], offset: usize, lines: usize) {
+    lines_from::<E, true>(data, offset, lines);
+}
+
+/// The lines [`prefetch_lines`] takes, into L2 only when `OUTER`.
+#[inline(always)]
+fn lines_from<E, const OUTER: bool>(data: &[E], offset: usize, lines: usize) {
     let Some(bytes_left) = data.len().checked_sub(offset) else {
         return;
     };
@@ -63,7 +76,7 @@ pub(crate) fn prefetch_lines<E>(data: &[E], offset: usize, lines: usize) {
         if at >= bytes_left {
             break;
         }
-        line::<false>(start.wrapping_add(at));
+        line::<OUTER>(start.wrapping_add(at));
     }
 }
 

@@ -62,8 +62,21 @@ impl StridedRows {
     }
 
     /// Lines of the next row's data each piece of [`PREFETCH_PIECE`] elements prefetches
-    /// while a row along the axis is gathered; 0 when rows gain nothing from it.
+    /// while the block loop gathers a row along the axis; 0 when rows gain nothing from it:
+    /// rows that [`StridedRows::next_row_lines`] asks for, of more than
+    /// [`PREFETCH_ROW_MIN_LINES`] lines.
     pub(super) fn next_row_lines_per_piece(&self, element_size: usize) -> usize {
+        let row_lines = self.next_row_lines(element_size);
+        if row_lines > PREFETCH_ROW_MIN_LINES {
+            row_lines.div_ceil(self.row_len.div_ceil(PREFETCH_PIECE))
+        } else {
+            0
+        }
+    }
+
+    /// Lines of the next row's data that a loop gathering rows along the axis asks for while it
+    /// gathers a row: all of the row's where that pays, none where it does not.
+    pub(super) fn next_row_lines(&self, element_size: usize) -> usize {
         let elements_per_line = (64 / element_size.max(1)).max(1);
         let row_lines = self.axis_size.div_ceil(elements_per_line);
         // Only rows along the axis (stride 1) with at least as many index values as the row has
@@ -88,11 +101,10 @@ impl StridedRows {
         if self.inner_stride == 0
             && self.row_stride != 0
             && self.axis_stride == 1
-            && row_lines > PREFETCH_ROW_MIN_LINES
             && self.row_len >= row_lines
             && !fits_l2(call_data_bytes)
         {
-            row_lines.div_ceil(self.row_len.div_ceil(PREFETCH_PIECE))
+            row_lines
         } else {
             0
         }
@@ -542,6 +554,22 @@ pub(super) mod tests {
                 ..rows_along(1, 2048, 2048)
             };
             assert_eq!(columns.next_row_lines_per_piece(4), 0);
+        });
+    }
+
+    #[test]
+    fn rows_of_any_length_ask_for_the_next_row_beyond_the_l2() {
+        with_l2_bytes(1 << 20, || {
+            // W1's rows (512 f32, 32 lines), 640 of them (1.25 MiB): the loops that ask for
+            // the next row themselves (the gather instructions') take all 32 lines; the block
+            // loop, whose rule starts past a page, none.
+            assert_eq!(rows_along(640, 512, 512).next_row_lines(4), 32);
+            assert_eq!(rows_along(640, 512, 512).next_row_lines_per_piece(4), 0);
+            // Rows of 16 f32 (one line each) too; the same rows from 1 MiB, none.
+            assert_eq!(rows_along(20_000, 16, 16).next_row_lines(4), 1);
+            assert_eq!(rows_along(64, 512, 512).next_row_lines(4), 0);
+            // Fewer values than the row has lines: none.
+            assert_eq!(rows_along(640, 31, 512).next_row_lines(4), 0);
         });
     }
 

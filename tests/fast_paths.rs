@@ -218,7 +218,9 @@ fn traversal(
 /// indices are all non-negative take the unchecked loop, the others the resolving one;
 /// `negative_rows` decides which rows use negative spellings, so both kinds of block meet in one call.
 /// Contiguous rows (tail 1) longer than a 4 KiB page, with a value per line of data, take the
-/// twin that prefetches the next row where all the call's rows of data are more than a core's L2.
+/// twin that prefetches the next row where all the call's rows of data are more than a core's L2
+/// (rows the AVX-512 gathers do not take: those of 1-4-byte elements up to 32 KiB ask for the
+/// next row themselves).
 fn check_strided_rows(
     rows: usize,
     axis_size: usize,
@@ -1213,7 +1215,8 @@ fn gather_elements_rows_beyond_16_kib_and_tile_rows_read_index_values_into_lanes
     // Rows along the last axis, each element width (1 to 16 bytes), rows of 16 to 257 values
     // (the shortest row that takes lanes, and tails), from axes of exactly 16 KiB and more. Rows
     // with as many values as their data has lines take the next-row prefetch loop instead when
-    // the call's data is more than a core's L2, and runs of fewer than 256 values the short-runs
+    // the call's data is more than a core's L2 (or, on CPUs with fast AVX-512 gathers, those
+    // gathers, which then ask for the next row themselves), and runs of fewer than 256 values the short-runs
     // loop (so 20 rows of 16, not 7).
     check_lanes::<u8, i64>(|x| x as u8, &[7, 16_384], &[7, 255], 1);
     check_lanes::<u8, i32>(|x| x as u8, &[20, 16_384], &[20, 16], 1);

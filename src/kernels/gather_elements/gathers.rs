@@ -6,7 +6,9 @@
 //! extract, a load and a store per element, the block loop a stored and reloaded position, ONNX
 //! Runtime's scalar loop about nine instructions; one gather instruction reads 8 or 16 elements.
 //! Where reads miss L1, a gather holds its place in the out-of-order window until the last of
-//! its lanes' lines arrives, and the other loops overlap the misses as well or better. Measured on
+//! its lanes' lines arrives, and the other loops overlap the misses as well or better; so rows
+//! along the axis from data beyond the L2 ask for the next row's lines while they are gathered
+//! (see [`NEXT_ROW_MAX_ELEMENT_BYTES`]). Measured on
 //! an Intel Xeon (AVX-512, 2 MiB L2; one build, the rule toggled between alternating calls), time
 //! with the gathers against without: rows of 512 f32 along the last axis (W1) 0.80-0.93x with
 //! int64 indices and 0.77-0.85x with int32, rows of 725 int32 0.74-0.93x, of 64 f32 0.81-0.89x,
@@ -66,17 +68,18 @@ const GATHER_ACROSS_POSITIONS_MAX: usize = 32;
 /// offsets in 32 bits (signed, as the instructions read them).
 const GATHER_OFFSET_MAX_BYTES: usize = i32::MAX as usize;
 
-/// Rows along the axis of elements of at most this many bytes ask for the next row's data while
-/// they are gathered, in an even share of lines per vector, into L2 (where
-/// [`StridedRows::next_row_lines`] says it pays: data beyond a core's L2). The hardware
-/// prefetchers do not see an order in the gathers' reads, which fall anywhere in the row. Measured
-/// on an Intel Xeon (2 MiB of L2; one build, the hints toggled between alternating calls), 64
-/// MiB of f32 data in rows of 512 (W1) 0.82-0.84x the time at 1 and 2 threads, with int32
-/// indices 0.84-0.87x, 4 KiB rows 0.85-0.89x, 1 KiB rows 0.94-0.98x, 256-byte rows 0.96-1.00x,
-/// float16 rows of 1 KiB 0.84x; rows of 8 to 32 KiB, which took the block loop and its own
-/// next-row hints before, 0.74-0.83x (W4: float16 rows of 8 KiB, 0.74-0.76x at 1 and 2 threads).
-/// Elements of 8 bytes lost: 2 KiB rows of f64 1.07-1.25x, 4 KiB 1.40x, and 8 KiB rows 1.38x
-/// against the block loop; they keep it.
+/// Rows along the axis of elements of at most this many bytes ask for the next row's data into
+/// L2 while they are gathered, where [`StridedRows::next_row_lines`] says it pays (data beyond a
+/// core's L2, at least one index value per line of the row): the fewest lines per vector that
+/// cover the row, from its first vector on ([`NextRowHints`]). The hardware prefetchers see no
+/// order in the gathers' reads, which fall anywhere in the row. Measured on an Intel Xeon (2 MiB
+/// of L2; one build, the hints toggled between alternating calls), time with the hints against
+/// without, 64 MiB of f32 data in rows of 512 (W1) 0.82-0.84x at 1 and 2 threads, with int32
+/// indices 0.83-0.87x, 4 KiB rows 0.85-0.89x, 1 KiB rows 0.94-0.98x, 256-byte rows 0.96-1.00x,
+/// float16 rows of 1 KiB 0.84x, uint8 rows of 512 0.97-1.05x; rows of 8 to 32 KiB, which took the
+/// block loop and its own next-row hints before, 0.74-0.83x (W4: float16 rows of 8 KiB,
+/// 0.74-0.76x at 1 and 2 threads). Elements of 8 bytes lost: 2 KiB rows of f64 1.07-1.25x, 4 KiB
+/// 1.40x, and 8 KiB rows 1.38x against the block loop; they keep its rule.
 const NEXT_ROW_MAX_ELEMENT_BYTES: usize = 4;
 
 /// Rows shorter than this keep the block loop (a vector holds 8 or 16 values).
@@ -187,16 +190,12 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
     let ahead = VALUES_AHEAD_BYTES / std::mem::size_of::<I>();
     // Bytes a row's reads reach, the same for every row.
     let span_bytes = g.read_span() * element_size;
-    // Lines of the next row asked for per vector of this one (0: none): the row's lines shared
-    // evenly over the vectors the loop below takes (whole ones, and a last one of at least half
-    // the lanes).
+    // Whether each row asks for the next row's lines while it is gathered (see `NextRowHints`).
     let next_row_lines = if !across && element_size <= NEXT_ROW_MAX_ELEMENT_BYTES {
         g.next_row_lines(element_size)
     } else {
         0
     };
-    let lines_per_vector = next_row_lines_per_vector(next_row_lines, row_len, lanes);
-    let elements_per_line = 64 / element_size;
     let mut all_inside = true;
     for r in 0..rows {
         let at = r * row_len;
@@ -214,22 +213,26 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
             last_dword: last_dword_of_row(span_bytes, bytes_from_row),
         };
         let dst = row_out.as_mut_ptr();
-        let next_row = (r + 1) * g.row_stride;
-        let mut next_line = 0;
+        let hints = if next_row_lines == 0 {
+            NextRowHints::NONE
+        } else {
+            NextRowHints::new(slab, (r + 1) * g.row_stride, size, row_len, lanes)
+        };
+        let mut hinted = 0;
         let mut j = 0;
         while j < row_len {
             // One line of values ahead per 64 bytes taken, as in the lanes loop.
             if (j * std::mem::size_of::<I>()) % 64 == 0 {
                 prefetch_lines(values, j + ahead, 1);
             }
-            if next_line < next_row_lines {
-                let lines = lines_per_vector.min(next_row_lines - next_line);
-                prefetch_lines_l2(slab, next_row + next_line * elements_per_line, lines);
-                next_line += lines;
-            }
             let lanes_here = lanes.min(row_len - j);
             if lanes_here < lanes / 2 {
                 break;
+            }
+            if hinted < hints.lines {
+                let lines = hints.per_vector.min(hints.lines - hinted);
+                prefetch_lines_l2(slab, hints.from + hinted * hints.elements_per_line, lines);
+                hinted += lines;
             }
             // The row's last vector takes only the lanes it has: the others are neither read,
             // nor gathered, nor stored.
@@ -259,13 +262,69 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
     all_inside
 }
 
+/// The lines of the next row that [`gather_rows_avx512`] asks for while it gathers a row: from
+/// the line that holds the next row's first element (`from`, in elements of the slab) to the one
+/// that holds its last, `per_vector` of them with each vector from the row's first on.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct NextRowHints {
+    from: usize,
+    lines: usize,
+    per_vector: usize,
+    elements_per_line: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl NextRowHints {
+    const NONE: NextRowHints = NextRowHints {
+        from: 0,
+        lines: 0,
+        per_vector: 0,
+        elements_per_line: 1,
+    };
+
+    /// The hints for a row of `size` elements of `E` at `slab[next_row..]` (of 1, 2 or 4 bytes,
+    /// which divide a line, so the line's start is an element's), asked for by the vectors of a
+    /// row of `row_len` values taken `lanes` at a time. Hints are only addresses: `from` and the
+    /// lines after it are clipped to the slab where they are asked for.
+    fn new<E>(slab: &[E], next_row: usize, size: usize, row_len: usize, lanes: usize) -> Self {
+        let element_size = std::mem::size_of::<E>();
+        debug_assert!(matches!(element_size, 1 | 2 | 4));
+        let into_line = slab.as_ptr().wrapping_add(next_row) as usize % 64;
+        let lines = lines_spanned(into_line, size.saturating_mul(element_size));
+        NextRowHints {
+            from: next_row.saturating_sub(into_line / element_size),
+            lines,
+            per_vector: next_row_lines_per_vector(lines, row_len, lanes),
+            elements_per_line: 64 / element_size,
+        }
+    }
+}
+
+/// Cache lines that `bytes` starting `into_line` bytes into a line touch.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn lines_spanned(into_line: usize, bytes: usize) -> usize {
+    if bytes == 0 {
+        0
+    } else {
+        (into_line + bytes).div_ceil(64)
+    }
+}
+
 /// Lines of the next row to ask for with each vector of a row of `row_len` values taken `lanes`
 /// at a time, so that the vectors [`gather_rows_avx512`] takes (the whole ones, and a last one
-/// of at least half the lanes; a shorter tail goes one by one) ask for all `row_lines`.
+/// of at least half the lanes; a shorter tail goes one by one) ask for all `row_lines`: the
+/// fewest per vector that do, from the row's first vector on (so the last vectors of a row with
+/// more vectors than lines ask for none).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn next_row_lines_per_vector(row_lines: usize, row_len: usize, lanes: usize) -> usize {
-    let vectors = row_len / lanes + usize::from(row_len % lanes >= lanes / 2);
-    row_lines.div_ceil(vectors.max(1))
+    row_lines.div_ceil(vectors_taken(row_len, lanes).max(1))
+}
+
+/// The vectors [`gather_rows_avx512`] takes in a row of `row_len` values, `lanes` at a time.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn vectors_taken(row_len: usize, lanes: usize) -> usize {
+    row_len / lanes + usize::from(row_len % lanes >= lanes / 2)
 }
 
 /// The offset, in bytes from a row, of the last doubleword its narrow lanes may read: the last
@@ -535,18 +594,32 @@ mod tests {
     }
 
     #[test]
+    fn a_rows_hints_reach_from_its_first_bytes_line_to_its_last_bytes() {
+        // 2 KiB from a line's start: 32 lines; 16 bytes in, 33; the last byte alone, 1.
+        assert_eq!(lines_spanned(0, 2048), 32);
+        assert_eq!(lines_spanned(16, 2048), 33);
+        assert_eq!(lines_spanned(63, 1), 1);
+        assert_eq!(lines_spanned(63, 2), 2);
+        assert_eq!(lines_spanned(5, 0), 0);
+    }
+
+    #[test]
     fn the_vectors_of_a_row_ask_for_every_line_of_the_next_row() {
         for lanes in [8, 16] {
             for row_len in 16..300 {
                 for row_lines in [1, 2, 7, 31, 32, 33, 100, 512] {
                     let per_vector = next_row_lines_per_vector(row_lines, row_len, lanes);
                     // The vectors the loop takes, as it takes them.
-                    let (mut j, mut asked) = (0, 0);
+                    let (mut j, mut asked, mut vectors) = (0, 0, 0);
                     while j < row_len && row_len - j >= lanes / 2 {
                         asked += per_vector.min(row_lines - asked);
                         j += lanes.min(row_len - j);
+                        vectors += 1;
                     }
                     assert_eq!(asked, row_lines, "{row_lines} lines, {row_len} x {lanes}");
+                    assert_eq!(vectors, vectors_taken(row_len, lanes));
+                    // The fewest per vector that reach every line.
+                    assert!((per_vector - 1) * vectors < row_lines);
                 }
             }
         }
@@ -602,7 +675,8 @@ mod tests {
         assert!(!gathers_take::<u16, i32>(&tile_across(64, 15, 64)));
         // Rows of more than 4 KiB whose next row is asked for (data beyond a core's L2, 1 MiB
         // here: 800 rows of 8 KiB): elements of at most 4 bytes ask for it themselves, those of
-        // 8 leave it to the block loop; from data the L2 holds, no row asks.
+        // 8 leave it to the block loop; from data the L2 holds (8 rows), or with fewer values
+        // than the row has lines (64 values into 128), no row asks, and the gathers take them.
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             assert!(gathers_take::<f32, i64>(&rows_along(800, 2048, 2048)));
             assert!(gathers_take::<u16, i32>(&rows_along(800, 4096, 4096)));
@@ -739,5 +813,13 @@ mod tests {
         check_every_shape::<u8, i32>(|v| (v ^ (v >> 8)) as u8);
         check_every_shape::<u16, i64>(|v| v as u16);
         check_every_shape::<u16, i32>(|v| v as u16);
+        // Rows along the axis from data beyond the L2 (none fits one of 0 bytes) ask for the
+        // next row's lines as they go: the same values, read the same way.
+        crate::kernels::cache::with_l2_bytes(0, || {
+            assert!(rows_along(3, 64, 300).next_row_lines(4) > 0);
+            check_every_shape::<u32, i64>(four);
+            check_every_shape::<u8, i32>(|v| (v ^ (v >> 8)) as u8);
+            check_every_shape::<u16, i64>(|v| v as u16);
+        });
     }
 }

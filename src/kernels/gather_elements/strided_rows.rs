@@ -62,8 +62,8 @@ impl StridedRows {
     }
 
     /// Lines of the next row's data each piece of [`PREFETCH_PIECE`] elements prefetches
-    /// while the block loop gathers a row along the axis; 0 when rows gain nothing from it:
-    /// rows that [`StridedRows::next_row_lines`] asks for, of more than
+    /// while the block loop gathers a row along the axis: non-zero only for rows that
+    /// [`StridedRows::next_row_lines`] asks for and that span more than
     /// [`PREFETCH_ROW_MIN_LINES`] lines.
     pub(super) fn next_row_lines_per_piece(&self, element_size: usize) -> usize {
         let row_lines = self.next_row_lines(element_size);
@@ -74,8 +74,10 @@ impl StridedRows {
         }
     }
 
-    /// Lines of the next row's data that a loop gathering rows along the axis asks for while it
-    /// gathers a row: all of the row's where that pays, none where it does not.
+    /// Lines of the next row's data that a row along the axis may ask for while it is gathered:
+    /// all of the row's where that pays, none where it does not. The block loop takes them only
+    /// past a page ([`StridedRows::next_row_lines_per_piece`]), the AVX-512 gathers for rows of
+    /// any length (`gathers::NEXT_ROW_MAX_ELEMENT_BYTES`).
     pub(super) fn next_row_lines(&self, element_size: usize) -> usize {
         let elements_per_line = (64 / element_size.max(1)).max(1);
         let row_lines = self.axis_size.div_ceil(elements_per_line);
@@ -378,8 +380,10 @@ fn gather_segment_prefetching<E: RawElement, P: Position>(
 const _: () = assert!(INDEX_BLOCK % PREFETCH_PIECE == 0);
 
 /// Rows whose data spans more than this many cache lines, a 4 KiB page, have the next row's data
-/// prefetched while they are gathered: the hardware prefetchers follow a page's lines but do not
-/// cross into the next page, so within a page they do this themselves. Measured on a Zen 5
+/// prefetched while the block loop gathers them: its reads of a row come close enough to an order
+/// for the hardware prefetchers, which follow a page's lines but do not cross into the next page,
+/// so within a page they do this themselves. (The AVX-512 gathers' reads do not, and those rows
+/// ask at any length: `gathers::NEXT_ROW_MAX_ELEMENT_BYTES`.) Measured on a Zen 5
 /// (f32 rows along the last axis, one process, against ONNX Runtime's time): rows of 2 KiB (W1)
 /// 0.79x with the prefetch, 1.13x without; 4 KiB 1.12x and 1.20x; 8 KiB 1.56x and 1.05x; 16
 /// KiB 1.12x and 1.02x.
@@ -565,9 +569,12 @@ pub(super) mod tests {
             // loop, whose rule starts past a page, none.
             assert_eq!(rows_along(640, 512, 512).next_row_lines(4), 32);
             assert_eq!(rows_along(640, 512, 512).next_row_lines_per_piece(4), 0);
-            // Rows of 16 f32 (one line each) too; the same rows from 1 MiB, none.
+            // Rows of 8 KiB, and of 16 f32 (one line each) too.
+            assert_eq!(rows_along(640, 2048, 2048).next_row_lines(4), 128);
             assert_eq!(rows_along(20_000, 16, 16).next_row_lines(4), 1);
-            assert_eq!(rows_along(64, 512, 512).next_row_lines(4), 0);
+            // W1's rows from exactly 1 MiB of data stay in the L2: none; one row more, all.
+            assert_eq!(rows_along(512, 512, 512).next_row_lines(4), 0);
+            assert_eq!(rows_along(513, 512, 512).next_row_lines(4), 32);
             // Fewer values than the row has lines: none.
             assert_eq!(rows_along(640, 31, 512).next_row_lines(4), 0);
         });

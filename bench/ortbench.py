@@ -256,9 +256,9 @@ def alternating_medians(calls, repeat):
 
 
 # How long the pool is left idle before each call that settled_medians times: longer than its
-# workers' watch for work (500 us after their last task, pool.rs IDLE_WATCH), so that every timed
+# workers' watch for work (2 ms after their last task, pool.rs IDLE_WATCH), so that every timed
 # call wakes them as a call after a pause does.
-IDLE_GAP_S = 1e-3
+IDLE_GAP_S = 3e-3
 # At most this many rounds in settled_medians (each costs two calls and a gap per thread count).
 SETTLED_ROUNDS_MAX = 400
 

@@ -248,11 +248,11 @@ impl Components {
         Components(Vec::with_capacity(INDEX_BLOCK))
     }
 
-    /// Reads each component of the tuples in `idx` (`dims.len()` components each, `K` when not
-    /// 0; whole tuples, at most `INDEX_BLOCK` components) once; component `j` of each tuple
-    /// becomes a position in `0..dims[j]`; returns them as a [`ResolvedBlock`]. The common block (every component non-negative and in
-    /// range) costs a widening copy and a vector compare per component; a block with negative
-    /// components is resolved in place.
+    /// Reads each component of the tuples in `idx` (`dims.len()` components each, `K` when not 0;
+    /// whole tuples, at most `INDEX_BLOCK` components) once; component `j` of each tuple becomes a
+    /// position in `0..dims[j]`; returns them as a [`ResolvedBlock`]. The common block (every
+    /// component non-negative and in range) costs a widening copy and a vector compare per
+    /// component; a block with negative components is resolved in place.
     #[inline(always)]
     pub(crate) fn copy_resolved<I: IndexElement, const K: usize>(
         &mut self,

@@ -13,8 +13,8 @@ pub use host::{ParallelFor, ParallelForFn, TaskFn};
 use std::sync::OnceLock;
 
 /// From this many bytes moved, a call's helpers join at once when they are awake (still looking
-/// for work after their last task, see `pool::IDLE_WATCH`): below it, the hand-over and the chunk's cache warm-up cost more than
-/// they save (10-30 µs of copying per MiB on Zen 5). A host's pool is taken to be awake.
+/// for work after their last task, see `pool::IDLE_WATCH`): below it, the hand-over and the
+/// chunk's cache warm-up cost more than they save (10-30 µs of copying per MiB on Zen 5). A host's pool is taken to be awake.
 const OPEN_AT_ONCE_BYTES: usize = 2 << 20;
 
 /// From this many bytes moved, sleeping helpers are woken at once. Waking costs the calling

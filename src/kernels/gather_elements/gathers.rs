@@ -5,18 +5,17 @@
 //! gather is bound by instructions, not by memory: the lanes loop ([`super::lanes`]) spends an
 //! extract, a load and a store per element, the block loop a stored and reloaded position, ONNX
 //! Runtime's scalar loop about nine instructions; one gather instruction reads 8 or 16 elements.
-//! Where reads miss L1, a gather holds its place in the out-of-order window until the last of
-//! its lanes' lines arrives, and the other loops overlap the misses as well or better; so rows
-//! along the axis from data beyond the L2 ask for the next row's lines while they are gathered
-//! (see [`NEXT_ROW_MAX_ELEMENT_BYTES`]). Measured on
-//! an Intel Xeon (AVX-512, 2 MiB L2; one build, the rule toggled between alternating calls), time
-//! with the gathers against without: rows of 512 f32 along the last axis (W1) 0.80-0.93x with
-//! int64 indices and 0.77-0.85x with int32, rows of 725 int32 0.74-0.93x, of 64 f32 0.81-0.89x,
-//! of 128 f64 with int32 indices 0.97-1.02x, tiles of 8 KiB across an axis 0.79-0.89x; but tiles
-//! of 64 KiB across (W2) 1.09x, and 1-D gathers from 4-64 MB 1.00-1.14x. Also rows across the
-//! axis from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions, elements of 1-4 bytes, at any
-//! span up to 2 GiB: each position's reads are a sequential stream, which the hardware
-//! prefetchers bring into L1 ahead of the gathers.
+//! Where reads miss L1, a gather holds its place in the out-of-order window until the last of its
+//! lanes' lines arrives, and the other loops overlap the misses as well or better; so rows along
+//! the axis from data beyond the L2 ask for the next row's lines while they are gathered (see
+//! [`NEXT_ROW_MAX_ELEMENT_BYTES`]). Measured on an Intel Xeon (AVX-512, 2 MiB L2; one build, the
+//! rule toggled between alternating calls), time with the gathers against without: rows of 512 f32
+//! along the last axis (W1) 0.80-0.93x with int64 indices and 0.77-0.85x with int32, rows of 725
+//! int32 0.74-0.93x, of 64 f32 0.81-0.89x, of 128 f64 with int32 indices 0.97-1.02x, tiles of 8 KiB
+//! across an axis 0.79-0.89x; but tiles of 64 KiB across (W2) 1.09x, and 1-D gathers from 4-64 MB
+//! 1.00-1.14x. Also rows across the axis from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions,
+//! elements of 1-4 bytes, at any span up to 2 GiB: each position's reads are a sequential stream,
+//! which the hardware prefetchers bring into L1 ahead of the gathers.
 //!
 //! A row's lanes compute their offsets in 32 bits: every span is at most `i32::MAX` bytes, and
 //! the narrow lanes clamp to the row's own last doubleword (see below), never the slab's.
@@ -97,8 +96,7 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// [`isa::gather_instructions`](crate::kernels::isa::gather_instructions) holds): elements of 1,
 /// 2, 4 or 8 bytes, rows of at least [`GATHER_MIN_ROW`] values, along the axis (stride 1; rows
 /// of 8-byte elements only where they need no next-row prefetch, which the block loop then does)
-/// or across it (stride 1 along the row),
-/// whose reads span at most [`GATHER_SPAN_MAX_BYTES`] or, for elements of at most 4 bytes, come
+/// or across it (stride 1 along the row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`] or, for elements of at most 4 bytes, come
 /// across it from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a
 /// doubleword, which narrow elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]:
 /// every offset the lanes compute stays below 2^31, which their 32-bit arithmetic needs).
@@ -191,11 +189,9 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
     // Bytes a row's reads reach, the same for every row.
     let span_bytes = g.read_span() * element_size;
     // Whether each row asks for the next row's lines while it is gathered (see `NextRowHints`).
-    let next_row_lines = if !across && element_size <= NEXT_ROW_MAX_ELEMENT_BYTES {
-        g.next_row_lines(element_size)
-    } else {
-        0
-    };
+    let asks_next_row = !across
+        && element_size <= NEXT_ROW_MAX_ELEMENT_BYTES
+        && g.next_row_lines(element_size) != 0;
     let mut all_inside = true;
     for r in 0..rows {
         let at = r * row_len;
@@ -213,10 +209,10 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
             last_dword: last_dword_of_row(span_bytes, bytes_from_row),
         };
         let dst = row_out.as_mut_ptr();
-        let hints = if next_row_lines == 0 {
-            NextRowHints::NONE
-        } else {
+        let hints = if asks_next_row {
             NextRowHints::new(slab, (r + 1) * g.row_stride, size, row_len, lanes)
+        } else {
+            NextRowHints::NONE
         };
         let mut hinted = 0;
         let mut j = 0;

@@ -1,21 +1,22 @@
 //! Rows gathered by the CPU's gather instructions (AVX-512): a vector of index values is loaded,
 //! resolved and checked in its lanes, and one instruction reads the element of every lane.
 //!
-//! Where: rows whose reads span at most [`GATHER_SPAN_MAX_BYTES`], so that they hit L1. There a
-//! gather is bound by instructions, not by memory: the lanes loop ([`super::lanes`]) spends an
-//! extract, a load and a store per element, the block loop a stored and reloaded position, ONNX
-//! Runtime's scalar loop about nine instructions; one gather instruction reads 8 or 16 elements.
-//! Where reads miss L1, a gather holds its place in the out-of-order window until the last of its
-//! lanes' lines arrives, and the other loops overlap the misses as well or better; so rows along
-//! the axis from data beyond the L2 ask for the next row's lines while they are gathered (see
+//! Where: rows whose reads span at most [`GATHER_SPAN_MAX_BYTES`], so that they hit L1, and rows of
+//! elements of 1-4 bytes whose reads hit L2 ([`GATHER_L2_MAX_ELEMENT_BYTES`]). In L1 a gather is
+//! bound by instructions, not by memory: the lanes loop ([`super::lanes`]) spends an extract, a
+//! load and a store per element, the block loop a stored and reloaded position, ONNX Runtime's
+//! scalar loop about nine instructions; one gather instruction reads 8 or 16 elements. Where reads
+//! miss L1, a gather holds its place in the out-of-order window until the last of its lanes' lines
+//! arrives, and the other loops overlap the misses as well or better; so rows along the axis from
+//! data beyond the L2 ask for the next row's lines while they are gathered (see
 //! [`NEXT_ROW_MAX_ELEMENT_BYTES`]). Measured on an Intel Xeon (AVX-512, 2 MiB L2; one build, the
 //! rule toggled between alternating calls), time with the gathers against without: rows of 512 f32
 //! along the last axis (W1) 0.80-0.93x with int64 indices and 0.77-0.85x with int32, rows of 725
 //! int32 0.74-0.93x, of 64 f32 0.81-0.89x, of 128 f64 with int32 indices 0.97-1.02x, tiles of 8 KiB
-//! across an axis 0.79-0.89x; but tiles of 64 KiB across (W2) 1.09x, and 1-D gathers from 4-64 MB
-//! 1.00-1.14x. Also rows across the axis from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions,
-//! elements of 1-4 bytes, at any span up to 2 GiB: each position's reads are a sequential stream,
-//! which the hardware prefetchers bring into L1 ahead of the gathers.
+//! across an axis 0.79-0.89x; but 1-D gathers from 4-64 MB 1.00-1.14x. Also rows across the axis
+//! from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions, elements of 1-4 bytes, at any span up to
+//! 2 GiB: each position's reads are a sequential stream, which the hardware prefetchers bring into
+//! L1 ahead of the gathers.
 //!
 //! A row's lanes compute their offsets in 32 bits: every span is at most `i32::MAX` bytes, and
 //! the narrow lanes clamp to the row's own last doubleword (see below), never the slab's.
@@ -35,6 +36,7 @@ use super::lanes::lanes_take;
 #[cfg(target_arch = "x86_64")]
 use super::lanes::VALUES_AHEAD_BYTES;
 use super::strided_rows::StridedRows;
+use crate::kernels::cache::fits_l2;
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::prefetch::{prefetch_lines, prefetch_lines_l2};
 #[cfg(target_arch = "x86_64")]
@@ -81,6 +83,26 @@ const GATHER_OFFSET_MAX_BYTES: usize = i32::MAX as usize;
 /// 1.40x, and 8 KiB rows 1.38x against the block loop; they keep its rule.
 const NEXT_ROW_MAX_ELEMENT_BYTES: usize = 4;
 
+/// Rows of elements of at most this many bytes take the gathers beyond an L1's span where their
+/// reads hit a core's L2: rows across the axis whose span the L2 holds (a slab gathered from
+/// again and again, row after row), and rows along it that ask for their next row
+/// ([`NEXT_ROW_MAX_ELEMENT_BYTES`]). From the L2, the other loops spend their time on the
+/// instructions around each read (an extract, a load and a store per element), which one
+/// gather instruction replaces for 8 or 16 elements. Measured on an Intel Xeon with 2 MiB of L2
+/// (one build, the rule toggled between alternating calls), time with the gathers against
+/// without, 1 / 2 threads:
+/// - across, in row order: W2 (f32 slabs of 512 x 512, 1 MiB) 0.86-0.89x / 0.91x, with int32
+///   indices 0.82-0.86x / 0.82x; float16 and uint8 slabs of 1 MiB 0.87-0.93x; slabs of 64 KiB
+///   0.92x, 128 KiB 0.88-0.94x, 512 KiB 0.78-0.90x; rows of 24 f32 from 384 KiB 0.83-0.87x;
+/// - across, in tiles (64 f32 columns of 512 positions, packed): 0.96-1.05x;
+/// - along, rows from 32 MiB of data: 64 KiB of f32 0.77-0.81x, of float16 or uint8
+///   0.79-0.86x, 128 KiB 0.82-0.85x, 1 MiB 0.90-0.92x;
+/// - elements of 8 bytes gain little or lose (float64 slabs of 512 KiB and 1 MiB 0.89-1.02x,
+///   tiles of a 2 MiB slab 1.01-1.04x), rows along the axis from data the L2 holds (no next-row
+///   hints) lose (16 rows of 64 KiB: 1.07-1.09x), and so do spans beyond the L2 (16 MiB across
+///   axis 0: 1.06x): they keep the other loops.
+const GATHER_L2_MAX_ELEMENT_BYTES: usize = 4;
+
 /// Rows shorter than this keep the block loop (a vector holds 8 or 16 values).
 const GATHER_MIN_ROW: usize = 16;
 
@@ -96,7 +118,8 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// [`isa::gather_instructions`](crate::kernels::isa::gather_instructions) holds): elements of 1,
 /// 2, 4 or 8 bytes, rows of at least [`GATHER_MIN_ROW`] values, along the axis (stride 1; rows
 /// of 8-byte elements only where they need no next-row prefetch, which the block loop then does)
-/// or across it (stride 1 along the row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`] or, for elements of at most 4 bytes, come
+/// or across it (stride 1 along the row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`], or
+/// hit a core's L2 ([`GATHER_L2_MAX_ELEMENT_BYTES`]), or, for elements of at most 4 bytes, come
 /// across it from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a
 /// doubleword, which narrow elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]:
 /// every offset the lanes compute stays below 2^31, which their 32-bit arithmetic needs).
@@ -116,10 +139,17 @@ pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
     } else {
         GATHER_MIN_ROW
     };
+    // Reads beyond an L1 that hit a core's L2 (see `GATHER_L2_MAX_ELEMENT_BYTES`): rows across
+    // the axis whose span the L2 holds, and rows along it that ask for their next row (from data
+    // beyond the L2, so each row is brought in ahead of its gathers).
+    let hits_l2 = element_size <= GATHER_L2_MAX_ELEMENT_BYTES
+        && fits_l2(span_bytes)
+        && (across || (along && g.next_row_lines(element_size) != 0));
     matches!(element_size, 1 | 2 | 4 | 8)
         && (along || across)
         && g.row_len >= min_row
         && (span_bytes <= GATHER_SPAN_MAX_BYTES
+            || hits_l2
             || (across && element_size <= 4 && g.axis_size <= GATHER_ACROSS_POSITIONS_MAX))
         && span_bytes <= GATHER_OFFSET_MAX_BYTES
         && (element_size >= 4 || span_bytes >= 4)
@@ -626,10 +656,16 @@ mod tests {
         // A sweep GatherElements: 50 rows of 2069 f32 from 2 positions 212624 apart (850 KB).
         let sweep = rows_across(50, 2069, 2192, 2, 212_624);
         assert!(gathers_take::<f32, i64>(&sweep));
-        // Up to 32 positions; 33 read too many streams at once.
+        // Up to 32 positions; 33 read too many streams at once where their span (1 MiB + 32
+        // KiB) is beyond a core's L2, and hit it where it is not.
         let streams = |positions| rows_across(4, 8192, 8192, positions, 32_768);
-        assert!(gathers_take::<u8, i32>(&streams(32)));
-        assert!(!gathers_take::<u8, i32>(&streams(33)));
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            assert!(gathers_take::<u8, i32>(&streams(32)));
+            assert!(!gathers_take::<u8, i32>(&streams(33)));
+        });
+        crate::kernels::cache::with_l2_bytes(2 << 20, || {
+            assert!(gathers_take::<u8, i32>(&streams(33)));
+        });
         // Eight-byte elements only from a span an L1 holds: rows of 78 from 5 positions.
         let apart = |axis_stride| rows_across(8, 78, 135, 5, axis_stride);
         assert!(!gathers_take::<f64, i32>(&apart(92_880)));
@@ -680,16 +716,44 @@ mod tests {
             assert!(gathers_take::<f64, i64>(&rows_along(8, 1024, 1024)));
             assert!(gathers_take::<f64, i64>(&rows_along(800, 64, 1024)));
         });
-        // Tiles across the axis: 8 KiB (64 positions of 16 f64 columns), and W2's 64 KiB.
+        // Tiles across the axis: 8 KiB (64 positions of 16 f64 columns); 64 KiB (512 positions
+        // of 32 columns) from the L2 only with elements of at most 4 bytes.
         assert!(gathers_take::<f64, i64>(&tile_across(64, 16, 64)));
         assert!(gathers_take::<u32, i32>(&tile_across(43, 22, 43)));
-        assert!(!gathers_take::<f32, i64>(&tile_across(512, 32, 512)));
+        assert!(gathers_take::<f32, i64>(&tile_across(512, 32, 512)));
+        assert!(!gathers_take::<f64, i64>(&tile_across(512, 16, 512)));
         // An int32 index cannot address an axis longer than i32::MAX (lanes_take).
         let long = StridedRows {
             axis_size: (i32::MAX as usize) + 1,
             ..rows_along(1, 16, 16)
         };
         assert!(!gathers_take::<f32, i32>(&long));
+    }
+
+    #[test]
+    fn rows_whose_reads_hit_l2_take_the_gather_instructions() {
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            // W2's rows: 512 f32 across 512 positions 512 apart, a slab of 1 MiB; in float16,
+            // uint8 and with int32 indices too; not in float64 (2 MiB), nor from 4 MiB of f32
+            // (2048 positions), nor float64 rows of half the span.
+            let w2 = |positions| rows_across(512, 512, 0, positions, 512);
+            assert!(gathers_take::<f32, i64>(&w2(512)));
+            assert!(gathers_take::<f32, i32>(&w2(512)));
+            assert!(gathers_take::<u16, i32>(&w2(1024)));
+            assert!(gathers_take::<u8, i32>(&w2(2048)));
+            assert!(!gathers_take::<f64, i64>(&w2(256)));
+            assert!(!gathers_take::<f32, i64>(&w2(2048)));
+            // Rows of 24 f32 across 4096 positions (384 KiB): narrow rows too.
+            assert!(gathers_take::<f32, i64>(&rows_across(64, 24, 0, 4096, 24)));
+            // Rows along the axis of 64 KiB of f32: from 32 MiB of data, whose rows ask for the
+            // next one; not from 512 KiB (8 rows the L2 holds), nor in float64, nor rows longer
+            // than the L2 (2 MiB).
+            assert!(gathers_take::<f32, i64>(&rows_along(512, 16_384, 16_384)));
+            assert!(gathers_take::<u8, i32>(&rows_along(512, 65_536, 65_536)));
+            assert!(!gathers_take::<f32, i64>(&rows_along(8, 16_384, 16_384)));
+            assert!(!gathers_take::<f64, i64>(&rows_along(512, 8192, 8192)));
+            assert!(!gathers_take::<f32, i64>(&rows_along(64, 524_288, 524_288)));
+        });
     }
 
     /// `gather_rows_avx512` on `g` (rows `row_stride` apart from `slab`'s start), with values
@@ -789,6 +853,32 @@ mod tests {
         }
     }
 
+    /// Rows of 17-40 values across 3000 positions of a slab beyond an L1's span, as
+    /// [`check_every_shape`] checks its shapes: every value in range, then one out of range at
+    /// each of a row's positions.
+    #[cfg(target_arch = "x86_64")]
+    fn check_across_a_slab_in_l2<E, I>(make: fn(u32) -> E)
+    where
+        E: RawElement + PartialEq + std::fmt::Debug,
+        I: IndexElement + TryFrom<i64>,
+        <I as TryFrom<i64>>::Error: std::fmt::Debug,
+    {
+        let positions = 3000;
+        for row_len in [17, 40] {
+            let g = rows_across(3, row_len, 0, positions, 40);
+            assert!(gathers_take::<E, I>(&g));
+            assert!(g.read_span() * std::mem::size_of::<E>() > GATHER_SPAN_MAX_BYTES);
+            let n = g.rows * g.row_len;
+            let value = |p: usize| ((p * 7919) % (2 * positions)) as i64 - positions as i64;
+            check_rows::<E, I>(g, make, &mut value.clone());
+            for bad_at in 0..row_len {
+                let bad = [positions as i64, -(positions as i64) - 1][bad_at % 2];
+                let at = n - row_len + bad_at;
+                check_rows::<E, I>(g, make, &mut |p| if p == at { bad } else { value(p) });
+            }
+        }
+    }
+
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn gather_instructions_read_every_lane_and_check_every_value() {
@@ -809,6 +899,13 @@ mod tests {
         check_every_shape::<u8, i32>(|v| (v ^ (v >> 8)) as u8);
         check_every_shape::<u16, i64>(|v| v as u16);
         check_every_shape::<u16, i32>(|v| v as u16);
+        // Rows across 3000 positions from a slab the L2 holds (beyond an L1's span).
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            check_across_a_slab_in_l2::<u32, i64>(four);
+            check_across_a_slab_in_l2::<u32, i32>(four);
+            check_across_a_slab_in_l2::<u16, i64>(|v| v as u16);
+            check_across_a_slab_in_l2::<u8, i32>(|v| (v ^ (v >> 8)) as u8);
+        });
         // Rows along the axis from data beyond the L2 (none fits one of 0 bytes) ask for the
         // next row's lines as they go: the same values, read the same way.
         crate::kernels::cache::with_l2_bytes(0, || {

@@ -36,7 +36,7 @@ use super::lanes::lanes_take;
 #[cfg(target_arch = "x86_64")]
 use super::lanes::VALUES_AHEAD_BYTES;
 use super::strided_rows::StridedRows;
-use crate::kernels::cache::fits_l2;
+use crate::kernels::cache::{fits_l2, l2_bytes};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::prefetch::{prefetch_lines, prefetch_lines_l2};
 #[cfg(target_arch = "x86_64")]
@@ -95,13 +95,20 @@ const NEXT_ROW_MAX_ELEMENT_BYTES: usize = 4;
 ///   indices 0.82-0.86x / 0.82x; float16 and uint8 slabs of 1 MiB 0.87-0.93x; slabs of 64 KiB
 ///   0.92x, 128 KiB 0.88-0.94x, 512 KiB 0.78-0.90x; rows of 24 f32 from 384 KiB 0.83-0.87x;
 /// - across, in tiles (64 f32 columns of 512 positions, packed): 0.96-1.05x;
-/// - along, rows from 32 MiB of data: 64 KiB of f32 0.77-0.81x, of float16 or uint8
-///   0.79-0.86x, 128 KiB 0.82-0.85x, 1 MiB 0.90-0.92x;
+/// - along, rows from 32 MiB of data: 48 KiB of f32 0.87-0.90x, 64 KiB 0.77-0.81x, of float16
+///   or uint8 0.79-0.86x, 128 KiB 0.82-0.85x; but rows of 256 KiB 0.89-1.06x, of 512 KiB
+///   0.96-1.03x, and 5 int16 rows of 557 KB 1.06-1.10x (see [`ALONG_ROW_L2_SHARE`]);
 /// - elements of 8 bytes gain little or lose (float64 slabs of 512 KiB and 1 MiB 0.89-1.02x,
 ///   tiles of a 2 MiB slab 1.01-1.04x), rows along the axis from data the L2 holds (no next-row
 ///   hints) lose (16 rows of 64 KiB: 1.07-1.09x), and so do spans beyond the L2 (16 MiB across
 ///   axis 0: 1.06x): they keep the other loops.
 const GATHER_L2_MAX_ELEMENT_BYTES: usize = 4;
+
+/// Rows along the axis take the gathers beyond an L1's span only up to this share of a core's L2
+/// (128 KiB of a 2 MiB L2): a longer row's random reads spread over more of the L2 than the
+/// indices and output streaming past, and the next row coming in, leave it, and the gathers
+/// gained nothing there (measured above: 128 KiB 0.82-0.85x, 256 KiB 0.89-1.06x).
+const ALONG_ROW_L2_SHARE: usize = 16;
 
 /// Rows shorter than this keep the block loop (a vector holds 8 or 16 values).
 const GATHER_MIN_ROW: usize = 16;
@@ -141,10 +148,15 @@ pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
     };
     // Reads beyond an L1 that hit a core's L2 (see `GATHER_L2_MAX_ELEMENT_BYTES`): rows across
     // the axis whose span the L2 holds, and rows along it that ask for their next row (from data
-    // beyond the L2, so each row is brought in ahead of its gathers).
+    // beyond the L2, so each row is brought in ahead of its gathers) and are a small share of it.
     let hits_l2 = element_size <= GATHER_L2_MAX_ELEMENT_BYTES
-        && fits_l2(span_bytes)
-        && (across || (along && g.next_row_lines(element_size) != 0));
+        && if across {
+            fits_l2(span_bytes)
+        } else {
+            along
+                && span_bytes <= l2_bytes() / ALONG_ROW_L2_SHARE
+                && g.next_row_lines(element_size) != 0
+        };
     matches!(element_size, 1 | 2 | 4 | 8)
         && (along || across)
         && g.row_len >= min_row
@@ -745,13 +757,14 @@ mod tests {
             assert!(!gathers_take::<f32, i64>(&w2(2048)));
             // Rows of 24 f32 across 4096 positions (384 KiB): narrow rows too.
             assert!(gathers_take::<f32, i64>(&rows_across(64, 24, 0, 4096, 24)));
-            // Rows along the axis of 64 KiB of f32: from 32 MiB of data, whose rows ask for the
-            // next one; not from 512 KiB (8 rows the L2 holds), nor in float64, nor rows longer
-            // than the L2 (2 MiB).
+            // Rows along the axis of 64 KiB (a 16th of this L2): from 32 MiB of data, whose rows
+            // ask for the next one; not from 512 KiB (8 rows the L2 holds), nor in float64, nor
+            // rows a line longer, nor rows longer than the L2 (2 MiB).
             assert!(gathers_take::<f32, i64>(&rows_along(512, 16_384, 16_384)));
             assert!(gathers_take::<u8, i32>(&rows_along(512, 65_536, 65_536)));
             assert!(!gathers_take::<f32, i64>(&rows_along(8, 16_384, 16_384)));
             assert!(!gathers_take::<f64, i64>(&rows_along(512, 8192, 8192)));
+            assert!(!gathers_take::<f32, i64>(&rows_along(512, 16_400, 16_400)));
             assert!(!gathers_take::<f32, i64>(&rows_along(64, 524_288, 524_288)));
         });
     }

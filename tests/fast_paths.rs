@@ -219,8 +219,8 @@ fn traversal(
 /// `negative_rows` decides which rows use negative spellings, so both kinds of block meet in one call.
 /// Contiguous rows (tail 1) longer than a 4 KiB page, with a value per line of data, take the
 /// twin that prefetches the next row where all the call's rows of data are more than a core's L2
-/// (rows the AVX-512 gathers do not take: those of 1-4-byte elements up to 32 KiB ask for the
-/// next row themselves).
+/// (rows the AVX-512 gathers do not take: those of 1-4-byte elements up to 32 KiB, or up to a
+/// 16th of the L2, ask for the next row themselves).
 fn check_strided_rows(
     rows: usize,
     axis_size: usize,
@@ -295,7 +295,8 @@ fn strided_rows_check_blocks_of_indices_at_once() {
         (3, 4096, 4096),
         (700, 3, 1),
         // 8.5 MB of rows of 64 KiB, more than any core's L2: with tail 1, the next-row
-        // prefetch loop.
+        // prefetch loop, or on AVX-512 CPUs with an L2 of 1 MiB or more the gathers, which ask
+        // for the next row themselves.
         (130, 16_384, 16_384),
     ] {
         for tail in [1, 3] {
@@ -303,6 +304,10 @@ fn strided_rows_check_blocks_of_indices_at_once() {
             check_strided_rows(rows, axis_size, row_len, tail, |row| row % 3 == 1);
         }
     }
+    // 12 MiB of rows of 4 MiB, longer than a 16th of any plausible L2: the next-row prefetch
+    // loop on every CPU.
+    let long = (1 << 20) + 16;
+    check_strided_rows(3, long, long, 1, |row| row == 1);
 }
 
 /// GatherND with slices of `len` f32 over `tuples` random tuples into data [rows, len].

@@ -2,21 +2,21 @@
 //! resolved and checked in its lanes, and one instruction reads the element of every lane.
 //!
 //! Where: rows whose reads span at most [`GATHER_SPAN_MAX_BYTES`], so that they hit L1, and rows of
-//! elements of 1-4 bytes whose reads hit L2 ([`GATHER_L2_MAX_ELEMENT_BYTES`]). In L1 a gather is
-//! bound by instructions, not by memory: the lanes loop ([`super::lanes`]) spends an extract, a
-//! load and a store per element, the block loop a stored and reloaded position, ONNX Runtime's
-//! scalar loop about nine instructions; one gather instruction reads 8 or 16 elements. Where reads
-//! miss L1, a gather holds its place in the out-of-order window until the last of its lanes' lines
-//! arrives, and the other loops overlap the misses as well or better; so rows along the axis from
-//! data beyond the L2 ask for the next row's lines while they are gathered (see
-//! [`NEXT_ROW_MAX_ELEMENT_BYTES`]). Measured on an Intel Xeon (AVX-512, 2 MiB L2; one build, the
-//! rule toggled between alternating calls), time with the gathers against without: rows of 512 f32
-//! along the last axis (W1) 0.80-0.93x with int64 indices and 0.77-0.85x with int32, rows of 725
-//! int32 0.74-0.93x, of 64 f32 0.81-0.89x, of 128 f64 with int32 indices 0.97-1.02x, tiles of 8 KiB
-//! across an axis 0.79-0.89x; but 1-D gathers from 4-64 MB 1.00-1.14x. Also rows across the axis
-//! from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions, elements of 1-4 bytes, at any span up to
-//! 2 GiB: each position's reads are a sequential stream, which the hardware prefetchers bring into
-//! L1 ahead of the gathers.
+//! elements of 1-4 bytes whose reads hit L2 ([`GATHER_L2_MAX_ELEMENT_BYTES`]). In L1, and from the
+//! L2 too, a gather is bound by instructions, not by memory: the lanes loop ([`super::lanes`])
+//! spends an extract, a load and a store per element, the block loop a stored and reloaded
+//! position, ONNX Runtime's scalar loop about nine instructions; one gather instruction reads 8 or
+//! 16 elements. Where reads miss the caches, a gather holds its place in the out-of-order window
+//! until the last of its lanes' lines arrives, and the other loops overlap the misses as well or
+//! better; so rows along the axis from data beyond the L2 ask for the next row's lines while they
+//! are gathered (see [`NEXT_ROW_MAX_ELEMENT_BYTES`]). Measured on an Intel Xeon (AVX-512, 2 MiB L2;
+//! one build, the rule toggled between alternating calls), time with the gathers against without:
+//! rows of 512 f32 along the last axis (W1) 0.80-0.93x with int64 indices and 0.77-0.85x with
+//! int32, rows of 725 int32 0.74-0.93x, of 64 f32 0.81-0.89x, of 128 f64 with int32 indices
+//! 0.97-1.02x, tiles of 8 KiB across an axis 0.79-0.89x; but 1-D gathers from 4-64 MB 1.00-1.14x.
+//! Also rows across the axis from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions, elements of
+//! 1-4 bytes, at any span up to 2 GiB: each position's reads are a sequential stream, which the
+//! hardware prefetchers bring into L1 ahead of the gathers.
 //!
 //! A row's lanes compute their offsets in 32 bits: every span is at most `i32::MAX` bytes, and
 //! the narrow lanes clamp to the row's own last doubleword (see below), never the slab's.
@@ -84,17 +84,21 @@ const GATHER_OFFSET_MAX_BYTES: usize = i32::MAX as usize;
 const NEXT_ROW_MAX_ELEMENT_BYTES: usize = 4;
 
 /// Rows of elements of at most this many bytes take the gathers beyond an L1's span where their
-/// reads hit a core's L2: rows across the axis whose span the L2 holds (a slab gathered from
-/// again and again, row after row), and rows along it that ask for their next row
-/// ([`NEXT_ROW_MAX_ELEMENT_BYTES`]). From the L2, the other loops spend their time on the
+/// reads hit a core's L2: rows across the axis whose span the L2 holds and whose reads come back
+/// to its lines ([`reads_return_to_lines`]: a slab gathered from again and again, row after
+/// row), and rows along it of at most a share of the L2 ([`ALONG_ROW_L2_SHARE`]) that ask for
+/// their next row ([`NEXT_ROW_MAX_ELEMENT_BYTES`]). From the L2, the other loops spend their time on the
 /// instructions around each read (an extract, a load and a store per element), which one
 /// gather instruction replaces for 8 or 16 elements. Measured on an Intel Xeon with 2 MiB of L2
 /// (one build, the rule toggled between alternating calls), time with the gathers against
 /// without, 1 / 2 threads:
 /// - across, in row order: W2 (f32 slabs of 512 x 512, 1 MiB) 0.86-0.89x / 0.91x, with int32
 ///   indices 0.82-0.86x / 0.82x; float16 and uint8 slabs of 1 MiB 0.87-0.93x; slabs of 64 KiB
-///   0.92x, 128 KiB 0.88-0.94x, 512 KiB 0.78-0.90x; rows of 24 f32 from 384 KiB 0.83-0.87x;
-/// - across, in tiles (64 f32 columns of 512 positions, packed): 0.96-1.05x;
+///   0.92-0.93x, 128 KiB 0.88-0.94x, 512 KiB 0.88-0.90x (0.78-0.81x with int32 indices); rows of
+///   24 f32 from 384 KiB 0.83-0.87x;
+/// - across, in tiles (W2's shapes forced into tiles of 64 f32 columns of 512 positions,
+///   packed): 0.96-1.05x, and of 32 columns 0.86-1.10x; tiles keep the other loops (see
+///   [`reads_return_to_lines`]);
 /// - along, rows from 32 MiB of data: 48 KiB of f32 0.87-0.90x, 64 KiB 0.77-0.81x, of float16
 ///   or uint8 0.79-0.86x, 128 KiB 0.82-0.85x; but rows of 256 KiB 0.89-1.06x, of 512 KiB
 ///   0.96-1.03x, and 5 int16 rows of 557 KB 1.06-1.10x (see [`ALONG_ROW_L2_SHARE`]);
@@ -105,7 +109,7 @@ const NEXT_ROW_MAX_ELEMENT_BYTES: usize = 4;
 const GATHER_L2_MAX_ELEMENT_BYTES: usize = 4;
 
 /// Rows along the axis take the gathers beyond an L1's span only up to this share of a core's L2
-/// (128 KiB of a 2 MiB L2): a longer row's random reads spread over more of the L2 than the
+/// (a 16th: 128 KiB of a 2 MiB L2): a longer row's random reads spread over more of the L2 than the
 /// indices and output streaming past, and the next row coming in, leave it, and the gathers
 /// gained nothing there (measured above: 128 KiB 0.82-0.85x, 256 KiB 0.89-1.06x).
 const ALONG_ROW_L2_SHARE: usize = 16;
@@ -126,7 +130,9 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// 2, 4 or 8 bytes, rows of at least [`GATHER_MIN_ROW`] values, along the axis (stride 1; rows
 /// of 8-byte elements only where they need no next-row prefetch, which the block loop then does)
 /// or across it (stride 1 along the row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`], or
-/// hit a core's L2 ([`GATHER_L2_MAX_ELEMENT_BYTES`]), or, for elements of at most 4 bytes, come
+/// hit a core's L2 ([`GATHER_L2_MAX_ELEMENT_BYTES`]: across, a span the L2 holds whose lines the
+/// reads come back to; along, rows of at most [`ALONG_ROW_L2_SHARE`] of it that ask for their
+/// next row), or, for elements of at most 4 bytes, come
 /// across it from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a
 /// doubleword, which narrow elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]:
 /// every offset the lanes compute stays below 2^31, which their 32-bit arithmetic needs).
@@ -147,11 +153,12 @@ pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
         GATHER_MIN_ROW
     };
     // Reads beyond an L1 that hit a core's L2 (see `GATHER_L2_MAX_ELEMENT_BYTES`): rows across
-    // the axis whose span the L2 holds, and rows along it that ask for their next row (from data
-    // beyond the L2, so each row is brought in ahead of its gathers) and are a small share of it.
+    // the axis whose span the L2 holds and whose reads come back to its lines, and rows along it
+    // that ask for their next row (from data beyond the L2, so each row is brought in ahead of its
+    // gathers) and are a small share of it.
     let hits_l2 = element_size <= GATHER_L2_MAX_ELEMENT_BYTES
         && if across {
-            fits_l2(span_bytes)
+            fits_l2(span_bytes) && reads_return_to_lines(g, element_size)
         } else {
             along
                 && span_bytes <= l2_bytes() / ALONG_ROW_L2_SHARE
@@ -166,6 +173,25 @@ pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
         && span_bytes <= GATHER_OFFSET_MAX_BYTES
         && (element_size >= 4 || span_bytes >= 4)
         && lanes_take::<I>(g.axis_size)
+}
+
+/// Whether the rows `g` describes read at least half as many elements as there are lines in the
+/// data they reach together (each row's span, shifted by the rows' stride): so that most reads
+/// find their line in cache, brought there by an earlier read. Rows that read a line once and
+/// leave it wait on a miss in every lane, where the other loops overlap the misses better:
+/// across a 2 MiB slab, one row of 1024 f32 took 1.36x the time with the gathers and 4 rows
+/// 1.17-1.43x, while W2's slabs read by 8 of their 512 positions tied (1.00x) and by 64 gained
+/// (0.87-0.89x). A tile's rows come one per call (`rows` 1): its reuse is not seen, and tiles
+/// keep the other loops (with the gathers they measured 0.86-1.10x).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn reads_return_to_lines(g: &StridedRows, element_size: usize) -> bool {
+    let reach = g
+        .rows
+        .saturating_sub(1)
+        .saturating_mul(g.row_stride)
+        .saturating_add(g.read_span());
+    let lines = reach.saturating_mul(element_size).div_ceil(64);
+    g.rows.saturating_mul(g.row_len).saturating_mul(2) >= lines
 }
 
 /// Offsets added to the lanes' positions across the axis (lane k of the vector at column j reads
@@ -728,12 +754,15 @@ mod tests {
             assert!(gathers_take::<f64, i64>(&rows_along(8, 1024, 1024)));
             assert!(gathers_take::<f64, i64>(&rows_along(800, 64, 1024)));
         });
-        // Tiles across the axis: 8 KiB (64 positions of 16 f64 columns); 64 KiB (512 positions
-        // of 32 columns) from the L2 only with elements of at most 4 bytes.
+        // Tiles across the axis: 8 KiB (64 positions of 16 f64 columns); W2's 64 KiB (512
+        // positions of 32 columns), one tile row per call as the tiled traversal passes them,
+        // keep the other loops.
         assert!(gathers_take::<f64, i64>(&tile_across(64, 16, 64)));
         assert!(gathers_take::<u32, i32>(&tile_across(43, 22, 43)));
-        assert!(gathers_take::<f32, i64>(&tile_across(512, 32, 512)));
-        assert!(!gathers_take::<f64, i64>(&tile_across(512, 16, 512)));
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            assert!(!gathers_take::<f32, i64>(&tile_across(1, 32, 512)));
+            assert!(!gathers_take::<f64, i64>(&tile_across(1, 16, 512)));
+        });
         // An int32 index cannot address an axis longer than i32::MAX (lanes_take).
         let long = StridedRows {
             axis_size: (i32::MAX as usize) + 1,
@@ -746,8 +775,8 @@ mod tests {
     fn rows_whose_reads_hit_l2_take_the_gather_instructions() {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             // W2's rows: 512 f32 across 512 positions 512 apart, a slab of 1 MiB; in float16,
-            // uint8 and with int32 indices too; not in float64 (2 MiB), nor from 4 MiB of f32
-            // (2048 positions), nor float64 rows of half the span.
+            // uint8 and with int32 indices too; not in float64 (a 1 MiB slab of 256 positions),
+            // nor from 4 MiB of f32 (2048 positions).
             let w2 = |positions| rows_across(512, 512, 0, positions, 512);
             assert!(gathers_take::<f32, i64>(&w2(512)));
             assert!(gathers_take::<f32, i32>(&w2(512)));
@@ -755,8 +784,18 @@ mod tests {
             assert!(gathers_take::<u8, i32>(&w2(2048)));
             assert!(!gathers_take::<f64, i64>(&w2(256)));
             assert!(!gathers_take::<f32, i64>(&w2(2048)));
-            // Rows of 24 f32 across 4096 positions (384 KiB): narrow rows too.
-            assert!(gathers_take::<f32, i64>(&rows_across(64, 24, 0, 4096, 24)));
+            // Only rows that read the slab's 16384 lines at least half over: 16 rows of 512 do,
+            // 15 do not; nor does one row of 1024 across 256 positions 1024 apart (1 MiB).
+            let few = |rows| rows_across(rows, 512, 0, 512, 512);
+            assert!(gathers_take::<f32, i64>(&few(16)));
+            assert!(!gathers_take::<f32, i64>(&few(15)));
+            assert!(!gathers_take::<f32, i64>(&rows_across(
+                1, 1024, 0, 256, 1024
+            )));
+            // 4096 rows of 24 f32 across 4096 positions (384 KiB): narrow rows too.
+            assert!(gathers_take::<f32, i64>(&rows_across(
+                4096, 24, 0, 4096, 24
+            )));
             // Rows along the axis of 64 KiB (a 16th of this L2): from 32 MiB of data, whose rows
             // ask for the next one; not from 512 KiB (8 rows the L2 holds), nor in float64, nor
             // rows a line longer, nor rows longer than the L2 (2 MiB).
@@ -866,7 +905,7 @@ mod tests {
         }
     }
 
-    /// Rows of 17-40 values across 3000 positions of a slab beyond an L1's span, as
+    /// 256 rows of 17 or 40 values across 3000 positions of a slab beyond an L1's span, as
     /// [`check_every_shape`] checks its shapes: every value in range, then one out of range at
     /// each of a row's positions.
     #[cfg(target_arch = "x86_64")]
@@ -878,12 +917,17 @@ mod tests {
     {
         let positions = 3000;
         for row_len in [17, 40] {
-            let g = rows_across(3, row_len, 0, positions, 40);
+            // Enough rows to read the slab's lines (at most 7500) at least half over.
+            let g = rows_across(256, row_len, 0, positions, 40);
             assert!(gathers_take::<E, I>(&g));
             assert!(g.read_span() * std::mem::size_of::<E>() > GATHER_SPAN_MAX_BYTES);
             let n = g.rows * g.row_len;
             let value = |p: usize| ((p * 7919) % (2 * positions)) as i64 - positions as i64;
-            check_rows::<E, I>(g, make, &mut value.clone());
+            check_rows::<E, I>(g, make, &mut { value });
+            // Every lane at the last position, spelled both ways: the last column's element is
+            // the slab's last, which narrow lanes read as the doubleword ending there.
+            check_rows::<E, I>(g, make, &mut |_| positions as i64 - 1);
+            check_rows::<E, I>(g, make, &mut |_| -1);
             for bad_at in 0..row_len {
                 let bad = [positions as i64, -(positions as i64) - 1][bad_at % 2];
                 let at = n - row_len + bad_at;

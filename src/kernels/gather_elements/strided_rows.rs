@@ -1,8 +1,9 @@
 //! The inner loop of both GatherElements traversals: a run of rows evenly strided in `data`,
 //! their index values read once a block at a time (`resolve`), checked, and gathered; or, for
 //! rows that [`StridedRows::takes_lanes`], read into vector lanes ([`super::lanes`]), and for
-//! rows whose reads hit L1 (a span an L1 holds, or a few sequential streams across the axis),
-//! gathered by the CPU's gather instructions ([`super::gathers`]).
+//! rows whose reads hit L1 or L2 (a span an L1 holds, a few sequential streams across the axis,
+//! or data the L2 holds and the rows come back to), gathered by the CPU's gather instructions
+//! ([`super::gathers`]).
 
 #[cfg(target_arch = "x86_64")]
 use super::gathers;

@@ -67,8 +67,7 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 + (size - 1) * g.axis_stride
                 < slab.len()
     );
-    // Only the rows along the axis take it (the arms below across it pass 0).
-    let lookahead = reads_ahead_for(size.saturating_mul(std::mem::size_of::<E>()), row_len);
+    let lookahead = values_ahead_of_reads::<E>(g);
     let mut inside = true;
     for r in 0..rows {
         let at = r * row_len;
@@ -87,12 +86,12 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 (false, false) => {
                     row::<E, I, Int32Lanes, false>(slab, base, size, 1, values, row_out, lookahead)
                 }
-                (true, true) => {
-                    row::<E, I, Int64Lanes, true>(slab, base, size, stride, values, row_out, 0)
-                }
-                (false, true) => {
-                    row::<E, I, Int32Lanes, true>(slab, base, size, stride, values, row_out, 0)
-                }
+                (true, true) => row::<E, I, Int64Lanes, true>(
+                    slab, base, size, stride, values, row_out, lookahead,
+                ),
+                (false, true) => row::<E, I, Int32Lanes, true>(
+                    slab, base, size, stride, values, row_out, lookahead,
+                ),
             }
         };
     }
@@ -102,8 +101,8 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
 /// One row: the values `L::N` at a time from vector lanes, then the tail one by one. Element `j`
 /// reads position `p` at `base + p` along the axis, `base + j + p * axis_stride` `ACROSS` it.
 /// `values` starts with the row's `n = out.len()` values; the ones after them (the run's next
-/// rows) are only asked for ahead of the loop, [`VALUES_AHEAD_BYTES`] on. With `lookahead`
-/// (along the axis only), the data the row's element that many on reads is asked for too.
+/// rows) are only asked for ahead of the loop, [`VALUES_AHEAD_BYTES`] on. With `lookahead`, the
+/// data the row's element that many on reads is asked for too.
 ///
 /// # Safety
 /// AVX2; `I` is `L`'s index type; [`lanes_take`] holds for `I` and `size`; `values` holds at least
@@ -121,7 +120,6 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     lookahead: usize,
 ) -> bool {
     debug_assert_eq!(std::mem::size_of::<I>() * L::N, 32);
-    debug_assert!(!ACROSS || lookahead == 0);
     let n = out.len();
     debug_assert!(values.len() >= n);
     let ahead = VALUES_AHEAD_BYTES / std::mem::size_of::<I>();
@@ -145,9 +143,15 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
             let later = unsafe { _mm256_loadu_si256(values.as_ptr().add(j + lookahead).cast()) };
             // SAFETY: AVX2, and `size` fits `L` (forwarded contract).
             let (positions, _) = unsafe { L::positions(later, size) };
-            for &q in &positions[..L::N] {
-                // q < size (an out-of-range lane is 0), so base + q < slab.len() along the axis.
-                prefetch_range_in(slab, base + q, 1);
+            for (k, &q) in positions[..L::N].iter().enumerate() {
+                // A hint only, clipped to the slab; q < size (an out-of-range lane is 0), so the
+                // element is the one value j + lookahead + k reads.
+                let from = if ACROSS {
+                    j + lookahead + k + q * axis_stride
+                } else {
+                    q
+                };
+                prefetch_range_in(slab, base + from, 1);
             }
         }
         // SAFETY: values j..j + N are readable (an unaligned load); this is the one read of them
@@ -195,9 +199,9 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
 #[cfg(target_arch = "x86_64")]
 pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 
-/// How many values ahead the loops along the axis (this one, and the block loop of
-/// [`super::strided_rows`] where this one is not taken) ask for the data a value will read, for
-/// rows of `row_len` values along an axis of `span_bytes`: none while the axis stays in the L3
+/// How many values ahead the loops ask for the data a value will read (this one along and across
+/// the axis, and the block loop of [`super::strided_rows`] along it where this one is not taken),
+/// for rows of `row_len` values whose reads span `span_bytes`: none while the span stays in the L3
 /// ([`stays_in_l3`]), where the out-of-order window alone overlaps the random reads;
 /// [`POSITIONS_AHEAD`] beyond, where each read also misses the TLB and the window holds too few of
 /// them. Measured on an Intel Xeon (2 MiB L2 per core; one build, the distance toggled between
@@ -208,7 +212,11 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// values ahead were within 4% of each other beyond 16 MiB. Two builds, each in its own process by
 /// turns: 1-D gathers from 20-48 MiB 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged,
 /// W1-W5 and W9 within 1%. The line is the L3 share the other rules use, not one between 8 and 16
-/// MiB, which would fit this machine's numbers and no cache size.
+/// MiB, which would fit this machine's numbers and no cache size. Across the axis (one build, the
+/// hints toggled): rows of f32 from 32 MiB along axis 0 0.87-0.89x at 1 and 2 threads, with int32
+/// values 0.88-0.89x, f64 from 64 MiB 0.84-0.90x, uint8 from 64 MiB 0.87-1.01x; a sweep
+/// GatherElements of 306 rows of 1904 uint32 across 8590 positions (88 MB) 0.89-0.91x; rows whose
+/// span stays in the L3, or of at most 64 values, unchanged (0.99-1.02x).
 ///
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.
@@ -218,6 +226,16 @@ pub(super) fn reads_ahead_for(span_bytes: usize, row_len: usize) -> usize {
     } else {
         POSITIONS_AHEAD
     }
+}
+
+/// The lanes loop's [`reads_ahead_for`] the rows `g` describes: by the span a row reads (along
+/// the axis, the axis; across it, every position's stretch of the row's columns).
+#[cfg(target_arch = "x86_64")]
+fn values_ahead_of_reads<E>(g: &StridedRows) -> usize {
+    reads_ahead_for(
+        g.read_span().saturating_mul(std::mem::size_of::<E>()),
+        g.row_len,
+    )
 }
 
 /// See [`reads_ahead_for`]: a multiple of every lane count (4 and 8), two to four dozen random
@@ -341,5 +359,31 @@ mod tests {
         assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD + 1), past);
         // Whole vectors of either index type ahead.
         assert_eq!(POSITIONS_AHEAD % 8, 0);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_across_the_axis_ask_for_reads_ahead_by_the_span_of_their_positions() {
+        use super::super::strided_rows::tests::rows_along;
+        let across = |positions: usize| StridedRows {
+            inner_stride: 1,
+            axis_stride: 1024,
+            axis_size: positions,
+            row_stride: 0,
+            ..rows_along(8, 1024, positions)
+        };
+        // 8192 positions of 1024 f32 columns (32 MiB): the span, not the 32 KiB axis of
+        // positions times the element, decides.
+        assert_eq!(values_ahead_of_reads::<f32>(&across(8192)), POSITIONS_AHEAD);
+        assert_eq!(values_ahead_of_reads::<f32>(&across(2048)), 0);
+        // Along the axis, the axis.
+        assert_eq!(
+            values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20)),
+            POSITIONS_AHEAD
+        );
+        assert_eq!(
+            values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20)),
+            0
+        );
     }
 }

@@ -84,14 +84,14 @@ const GATHER_OFFSET_MAX_BYTES: usize = i32::MAX as usize;
 const NEXT_ROW_MAX_ELEMENT_BYTES: usize = 4;
 
 /// Rows of elements of at most this many bytes take the gathers beyond an L1's span where their
-/// reads hit a core's L2: rows across the axis whose span the L2 holds and whose reads come back
-/// to its lines ([`reads_return_to_lines`]: a slab gathered from again and again, row after
-/// row), and rows along it of at most a share of the L2 ([`ALONG_ROW_L2_SHARE`]) that ask for
-/// their next row ([`NEXT_ROW_MAX_ELEMENT_BYTES`]). From the L2, the other loops spend their time on the
-/// instructions around each read (an extract, a load and a store per element), which one
-/// gather instruction replaces for 8 or 16 elements. Measured on an Intel Xeon with 2 MiB of L2
-/// (one build, the rule toggled between alternating calls), time with the gathers against
-/// without, 1 / 2 threads:
+/// reads hit a core's L2: rows across the axis whose span the L2 holds and whose reads come back to
+/// its lines ([`reads_return_to_lines`]: a slab gathered from again and again, row after row), and
+/// rows along it of at most a share of the L2 ([`ALONG_ROW_L2_SHARE`]) that ask for their next row
+/// ([`NEXT_ROW_MAX_ELEMENT_BYTES`]); see [`reads_hit_l2`]. From the L2, the other loops spend their
+/// time on the instructions around each read (an extract, a load and a store per element), which
+/// one gather instruction replaces for 8 or 16 elements. Measured on an Intel Xeon with 2 MiB of L2
+/// (one build, the rule toggled between alternating calls), time with the gathers against without,
+/// 1 / 2 threads:
 /// - across, in row order: W2 (f32 slabs of 512 x 512, 1 MiB) 0.86-0.89x / 0.91x, with int32
 ///   indices 0.82-0.86x / 0.82x; float16 and uint8 slabs of 1 MiB 0.87-0.93x; slabs of 64 KiB
 ///   0.92-0.93x, 128 KiB 0.88-0.94x, 512 KiB 0.88-0.90x (0.78-0.81x with int32 indices); rows of
@@ -109,8 +109,8 @@ const NEXT_ROW_MAX_ELEMENT_BYTES: usize = 4;
 const GATHER_L2_MAX_ELEMENT_BYTES: usize = 4;
 
 /// Rows along the axis take the gathers beyond an L1's span only up to this share of a core's L2
-/// (a 16th: 128 KiB of a 2 MiB L2): a longer row's random reads spread over more of the L2 than the
-/// indices and output streaming past, and the next row coming in, leave it, and the gathers
+/// (a 16th: 128 KiB of a 2 MiB L2): a longer row's random reads spread over more of the L2 than
+/// the indices and output streaming past, and the next row coming in, leave it, and the gathers
 /// gained nothing there (measured above: 128 KiB 0.82-0.85x, 256 KiB 0.89-1.06x).
 const ALONG_ROW_L2_SHARE: usize = 16;
 
@@ -132,10 +132,10 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// or across it (stride 1 along the row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`], or
 /// hit a core's L2 ([`GATHER_L2_MAX_ELEMENT_BYTES`]: across, a span the L2 holds whose lines the
 /// reads come back to; along, rows of at most [`ALONG_ROW_L2_SHARE`] of it that ask for their
-/// next row), or, for elements of at most 4 bytes, come
-/// across it from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a
-/// doubleword, which narrow elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]:
-/// every offset the lanes compute stays below 2^31, which their 32-bit arithmetic needs).
+/// next row), or, for elements of at most 4 bytes, come across it from at most
+/// [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a doubleword, which narrow
+/// elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]: every offset the lanes compute
+/// stays below 2^31, which their 32-bit arithmetic needs).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
     let element_size = std::mem::size_of::<E>();
@@ -152,27 +152,30 @@ pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
     } else {
         GATHER_MIN_ROW
     };
-    // Reads beyond an L1 that hit a core's L2 (see `GATHER_L2_MAX_ELEMENT_BYTES`): rows across
-    // the axis whose span the L2 holds and whose reads come back to its lines, and rows along it
-    // that ask for their next row (from data beyond the L2, so each row is brought in ahead of its
-    // gathers) and are a small share of it.
-    let hits_l2 = element_size <= GATHER_L2_MAX_ELEMENT_BYTES
-        && if across {
-            fits_l2(span_bytes) && reads_return_to_lines(g, element_size)
-        } else {
-            along
-                && span_bytes <= l2_bytes() / ALONG_ROW_L2_SHARE
-                && g.next_row_lines(element_size) != 0
-        };
     matches!(element_size, 1 | 2 | 4 | 8)
         && (along || across)
         && g.row_len >= min_row
         && (span_bytes <= GATHER_SPAN_MAX_BYTES
-            || hits_l2
+            || (element_size <= GATHER_L2_MAX_ELEMENT_BYTES
+                && reads_hit_l2(g, element_size, span_bytes, along))
             || (across && element_size <= 4 && g.axis_size <= GATHER_ACROSS_POSITIONS_MAX))
         && span_bytes <= GATHER_OFFSET_MAX_BYTES
         && (element_size >= 4 || span_bytes >= 4)
         && lanes_take::<I>(g.axis_size)
+}
+
+/// Whether the reads of the rows `g` describes (along the axis when `along`, across it otherwise;
+/// elements of `element_size` bytes, reads spanning `span_bytes`) hit a core's L2 (see
+/// [`GATHER_L2_MAX_ELEMENT_BYTES`]): across the axis, a span the L2 holds whose lines the rows come
+/// back to; along it, rows of at most [`ALONG_ROW_L2_SHARE`] of the L2 that ask for their next row
+/// (data beyond the L2, so each row is brought in ahead of its gathers).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn reads_hit_l2(g: &StridedRows, element_size: usize, span_bytes: usize, along: bool) -> bool {
+    if along {
+        span_bytes <= l2_bytes() / ALONG_ROW_L2_SHARE && g.next_row_lines(element_size) != 0
+    } else {
+        fits_l2(span_bytes) && reads_return_to_lines(g, element_size)
+    }
 }
 
 /// Whether the rows `g` describes read at least half as many elements as there are lines in the

@@ -53,13 +53,14 @@ macro_rules! best_isa {
 }
 pub(crate) use best_isa;
 
-/// Whether the AVX-512 gather instructions may run, and are fast: the CPU has AVX-512F and
-/// AVX-512VL (the OS saving their registers, which the detection checks), and Linux reports it
-/// "Not affected" by Gather Data Sampling. The microcode that mitigates GDS on the Intel cores it
-/// affects (Skylake to Tiger Lake and Ice Lake servers) makes every gather several times slower,
-/// and a VM may report such a core's model number for a newer one, so the model is no guide;
-/// where the kernel's report cannot be read (another OS, a kernel before 6.5), the gathers are
-/// not used. Read once per process.
+/// Whether the AVX-512 gather instructions may run, and are not slowed by a mitigation: the CPU has
+/// AVX-512F and AVX-512VL (the OS saving their registers, which the detection checks), and Linux
+/// reports it "Not affected" by Gather Data Sampling. The microcode that mitigates GDS on the Intel
+/// cores it affects (Skylake to Tiger Lake and Ice Lake servers) makes every gather several times
+/// slower, and a VM may report such a core's model number for a newer one, so the model is no
+/// guide; where the kernel's report cannot be read (another OS, a kernel before 6.5), the gathers
+/// are not used. Read once per process. Whether they then outrun the other loops on this core is
+/// measured, not assumed (GatherElements' `gather_speed`).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn gather_instructions() -> bool {
     use std::sync::OnceLock;

@@ -17,6 +17,9 @@
 //! Also rows across the axis from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions, elements of
 //! 1-4 bytes, at any span up to 2 GiB: each position's reads are a sequential stream, which the
 //! hardware prefetchers bring into L1 ahead of the gathers.
+//! All of this holds only on cores whose gather instructions are fast: on an AMD Zen 4 they lose
+//! to the other loops even in L1, so a race run once per process decides whether the rows these
+//! rules admit take them at all ([`super::gather_speed`]).
 //!
 //! A row's lanes compute their offsets in 32 bits: every span is at most `i32::MAX` bytes, and
 //! the narrow lanes clamp to the row's own last doubleword (see below), never the slab's.

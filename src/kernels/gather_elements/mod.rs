@@ -10,6 +10,8 @@
 //! order ([`rows`]) or in cache tiles ([`tiled`]); both gather with the strided-rows loop
 //! ([`strided_rows`]).
 
+#[cfg(target_arch = "x86_64")]
+mod gather_speed;
 mod gathers;
 mod lanes;
 mod offsets;

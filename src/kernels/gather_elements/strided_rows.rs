@@ -5,9 +5,9 @@
 //! or data the L2 holds and the rows come back to), gathered by the CPU's gather instructions
 //! ([`super::gathers`]).
 
-#[cfg(target_arch = "x86_64")]
-use super::gathers;
 use super::lanes;
+#[cfg(target_arch = "x86_64")]
+use super::{gather_speed, gathers};
 use crate::kernels::cache::fits_l2;
 use crate::kernels::prefetch::{prefetch_lines, prefetch_next_values, prefetch_range_in};
 use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
@@ -148,9 +148,9 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     // Rows read from vector lanes (by the gather instructions, or AVX2's) tell only whether every
     // value was in range; the first bad one is then found by a rescan.
     #[cfg(target_arch = "x86_64")]
-    let lanes_inside = if gathers::gathers_take::<E, I>(&g) && isa::gather_instructions() {
-        // SAFETY: the CPU has AVX-512F and AVX-512VL and `gathers_take` holds (both checked
-        // above); `idx` and `out` hold rows * row_len elements (the caller's contract), and span
+    let lanes_inside = if gathers::gathers_take::<E, I>(&g) && gather_speed::gathers_pay() {
+        // SAFETY: the CPU has AVX-512F and AVX-512VL (`gathers_pay` holds only then) and
+        // `gathers_take` holds (both checked above); `idx` and `out` hold rows * row_len elements (the caller's contract), and span
         // - 1 (above) is the last element the rows can reach, below slab.len() = span.
         Some(unsafe { gathers::gather_rows_avx512(slab, &g, idx, out) })
     } else if g.takes_lanes::<E, I>() && isa::avx2() {

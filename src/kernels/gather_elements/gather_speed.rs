@@ -1,0 +1,143 @@
+//! Whether this CPU's gather instructions pay: measured once per process, on the first call that
+//! would take them.
+//!
+//! The AVX-512 gather instructions are fast on some cores and slow on others, and nothing the CPU
+//! reports tells which: on an Intel Xeon (family 6 model 167) they took 0.77-0.93x the time of the
+//! other loops on rows whose reads hit L1 (see [`super::gathers`]), while on an AMD EPYC (Zen 4,
+//! family 25 model 17) the same rows took 1.6-3.6x as long as the block loop, and 1.8x as long as
+//! the lanes loop on a 1-D gather from 16 KiB: rows of 64 f32 along the last axis 9.5 ms against
+//! 2.6 ms (ONNX Runtime 3.1 ms), rows of 128 f64 22.1 ms against 6.4 ms, W1 18.4 ms against
+//! 15.2 ms (ONNX Runtime 12.9 ms). So the rows that [`super::gathers::gathers_take`] admits take
+//! the gathers only where a short race, run once, says they outrun the lanes loop
+//! ([`super::lanes`]) on data in L1, their best case: one row of [`RACE_ROW`] f32 values with
+//! int32 indices from a table of as many (16 KiB), each loop run [`WARM_UP_RUNS`] times first
+//! (Intel cores run 512-bit instructions slowly for some microseconds after a pause in them),
+//! then [`TIMED_RUNS`] times by turns, the fastest run of each compared. On the Zen 4 the race
+//! took about 0.1 ms, paid by one call per process.
+
+use super::gathers::gather_rows_avx512;
+use super::lanes::gather_rows_avx2;
+use super::strided_rows::StridedRows;
+use std::mem::MaybeUninit;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Values in the race's row, and positions in its table: 16 KiB of f32, which every L1 of a core
+/// with AVX-512 holds beside the row's indices and output.
+const RACE_ROW: usize = 4096;
+
+/// Untimed runs of each loop before the race.
+const WARM_UP_RUNS: usize = 8;
+
+/// Timed runs of each loop, by turns; the fastest of each counts.
+const TIMED_RUNS: usize = 7;
+
+/// Whether this CPU has the gather instructions
+/// ([`isa::gather_instructions`](crate::kernels::isa::gather_instructions)) and they outrun the
+/// lanes loop here (see the module docs); the race runs on the first call and its answer is kept
+/// for the process.
+pub(super) fn gathers_pay() -> bool {
+    static PAY: OnceLock<bool> = OnceLock::new();
+    if !crate::kernels::isa::gather_instructions() {
+        return false;
+    }
+    *PAY.get_or_init(|| {
+        // SAFETY: the CPU has AVX-512F and AVX-512VL (checked above).
+        gathers_win(unsafe { race() })
+    })
+}
+
+/// The rule the race's times are judged by: the gathers' fastest run shorter than the lanes
+/// loop's.
+fn gathers_win((gathers, lanes): (Duration, Duration)) -> bool {
+    gathers < lanes
+}
+
+/// The fastest run of the gathers and of the lanes loop over the race's row.
+///
+/// # Safety
+/// The CPU has AVX-512F and AVX-512VL
+/// ([`isa::gather_instructions`](crate::kernels::isa::gather_instructions) holds).
+unsafe fn race() -> (Duration, Duration) {
+    let table: Vec<u32> = (0..RACE_ROW as u32).collect();
+    // Positions spread over the table in no order a prefetcher could follow (a xorshift).
+    let mut state = 0x2545_f491_u32;
+    let idx: Vec<i32> = (0..RACE_ROW)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state % RACE_ROW as u32) as i32
+        })
+        .collect();
+    let mut out = vec![MaybeUninit::<u32>::uninit(); RACE_ROW];
+    let row = StridedRows {
+        base: 0,
+        row_stride: RACE_ROW,
+        rows: 1,
+        row_len: RACE_ROW,
+        inner_stride: 0,
+        axis_stride: 1,
+        axis_size: RACE_ROW,
+        call_rows: 1,
+    };
+    debug_assert!(super::gathers::gathers_take::<u32, i32>(&row));
+    debug_assert!(row.takes_lanes::<u32, i32>());
+    let mut run = |gathers: bool| {
+        let start = Instant::now();
+        // SAFETY: the CPU has AVX-512F and AVX-512VL (this function's contract), so AVX2 too;
+        // both loops take this row (asserted above); `idx` and `out` hold its RACE_ROW values,
+        // and every position it can read is below table.len() = RACE_ROW.
+        let inside = unsafe {
+            if gathers {
+                gather_rows_avx512(&table, &row, &idx, &mut out)
+            } else {
+                gather_rows_avx2(&table, &row, &idx, &mut out)
+            }
+        };
+        let took = start.elapsed();
+        debug_assert!(inside);
+        std::hint::black_box(&out);
+        took
+    };
+    for _ in 0..WARM_UP_RUNS {
+        run(true);
+        run(false);
+    }
+    let (mut gathers, mut lanes) = (Duration::MAX, Duration::MAX);
+    for _ in 0..TIMED_RUNS {
+        gathers = gathers.min(run(true));
+        lanes = lanes.min(run(false));
+    }
+    (gathers, lanes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gathers_pay_only_where_their_fastest_run_beats_the_lanes_loop() {
+        let us = Duration::from_micros;
+        assert!(gathers_win((us(2), us(3))));
+        assert!(!gathers_win((us(3), us(3))));
+        assert!(!gathers_win((us(5), us(3))));
+    }
+
+    #[test]
+    fn the_race_times_both_loops_and_its_answer_is_kept() {
+        if !crate::kernels::isa::gather_instructions() {
+            eprintln!("skipped: no AVX-512 gathers on this CPU");
+            return;
+        }
+        let start = Instant::now();
+        // SAFETY: checked just above.
+        let (gathers, lanes) = unsafe { race() };
+        let took = start.elapsed();
+        assert!(gathers > Duration::ZERO && gathers < Duration::MAX);
+        assert!(lanes > Duration::ZERO && lanes < Duration::MAX);
+        eprintln!("race: gathers {gathers:?}, lanes {lanes:?}, the race {took:?}");
+        let first = gathers_pay();
+        assert_eq!(gathers_pay(), first);
+    }
+}

@@ -9,11 +9,10 @@
 //! 2.6 ms (ONNX Runtime 3.1 ms), rows of 128 f64 22.1 ms against 6.4 ms, W1 18.4 ms against
 //! 15.2 ms (ONNX Runtime 12.9 ms). So the rows that [`super::gathers::gathers_take`] admits take
 //! the gathers only where a short race, run once, says they outrun the lanes loop
-//! ([`super::lanes`]) on data in L1, their best case: one row of [`RACE_ROW`] f32 values with
-//! int32 indices from a table of as many (16 KiB), each loop run [`WARM_UP_RUNS`] times first
-//! (Intel cores run 512-bit instructions slowly for some microseconds after a pause in them),
-//! then [`TIMED_RUNS`] times by turns, the fastest run of each compared. On the Zen 4 the race
-//! took about 0.1 ms, paid by one call per process.
+//! ([`super::lanes`]) on data in L1, their best case: one row of [`RACE_ROW`] f32 values with int32
+//! indices from a table of as many (16 KiB), both loops run by turns for [`WARM_UP`] first, then
+//! [`TIMED_RUNS`] times each by turns, the fastest run of each compared. On the Zen 4 the race took
+//! about 0.1 ms, paid by one call per process.
 
 use super::gathers::gather_rows_avx512;
 use super::lanes::gather_rows_avx2;
@@ -26,8 +25,11 @@ use std::time::{Duration, Instant};
 /// with AVX-512 holds beside the row's indices and output.
 const RACE_ROW: usize = 4096;
 
-/// Untimed runs of each loop before the race.
-const WARM_UP_RUNS: usize = 8;
+/// How long both loops run by turns, untimed, before the race: Intel cores run 512-bit
+/// instructions at a fraction of their speed for 10-20 us after a pause in them, while the
+/// vector units' upper halves power up; the first runs also bring the table, the row and the code
+/// into cache.
+const WARM_UP: Duration = Duration::from_micros(50);
 
 /// Timed runs of each loop, by turns; the fastest of each counts.
 const TIMED_RUNS: usize = 7;
@@ -100,7 +102,8 @@ unsafe fn race() -> (Duration, Duration) {
         std::hint::black_box(&out);
         took
     };
-    for _ in 0..WARM_UP_RUNS {
+    let warming = Instant::now();
+    while warming.elapsed() < WARM_UP {
         run(true);
         run(false);
     }

@@ -128,17 +128,17 @@ const GATHER_MIN_ROW: usize = 16;
 /// 0.88x, 78 columns 0.95x).
 const NARROW_ALONG_MIN_ROW: usize = 64;
 
-/// Whether the rows `g` describes take [`gather_rows_avx512`] (on a CPU where
-/// [`isa::gather_instructions`](crate::kernels::isa::gather_instructions) holds): elements of 1,
-/// 2, 4 or 8 bytes, rows of at least [`GATHER_MIN_ROW`] values, along the axis (stride 1; rows
-/// of 8-byte elements only where they need no next-row prefetch, which the block loop then does)
-/// or across it (stride 1 along the row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`], or
-/// hit a core's L2 ([`GATHER_L2_MAX_ELEMENT_BYTES`]: across, a span the L2 holds whose lines the
-/// reads come back to; along, rows of at most [`ALONG_ROW_L2_SHARE`] of it that ask for their
-/// next row), or, for elements of at most 4 bytes, come across it from at most
-/// [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a doubleword, which narrow
-/// elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]: every offset the lanes compute
-/// stays below 2^31, which their 32-bit arithmetic needs).
+/// Whether the rows `g` describes take [`gather_rows_avx512`] (on a CPU where the race of
+/// [`super::gather_speed`] found the instructions fast): elements of 1, 2, 4 or 8 bytes, rows of at
+/// least [`GATHER_MIN_ROW`] values, along the axis (stride 1; rows of 8-byte elements only where
+/// they need no next-row prefetch, which the block loop then does) or across it (stride 1 along the
+/// row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`], or hit a core's L2
+/// ([`GATHER_L2_MAX_ELEMENT_BYTES`]: across, a span the L2 holds whose lines the reads come back
+/// to; along, rows of at most [`ALONG_ROW_L2_SHARE`] of it that ask for their next row), or, for
+/// elements of at most 4 bytes, come across it from at most [`GATHER_ACROSS_POSITIONS_MAX`]
+/// positions (and span at least a doubleword, which narrow elements are read as, and at most
+/// [`GATHER_OFFSET_MAX_BYTES`]: every offset the lanes compute stays below 2^31, which their 32-bit
+/// arithmetic needs).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
     let element_size = std::mem::size_of::<E>();
@@ -946,7 +946,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn gather_instructions_read_every_lane_and_check_every_value() {
         if !crate::kernels::isa::gather_instructions() {
-            eprintln!("skipped: no fast AVX-512 gathers on this CPU");
+            eprintln!("skipped: no AVX-512 gathers on this CPU");
             return;
         }
         // Elements of 4 and 8 bytes (the second word differs from the first, so a half-moved

@@ -150,8 +150,9 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     #[cfg(target_arch = "x86_64")]
     let lanes_inside = if gathers::gathers_take::<E, I>(&g) && gather_speed::gathers_pay() {
         // SAFETY: the CPU has AVX-512F and AVX-512VL (`gathers_pay` holds only then) and
-        // `gathers_take` holds (both checked above); `idx` and `out` hold rows * row_len elements (the caller's contract), and span
-        // - 1 (above) is the last element the rows can reach, below slab.len() = span.
+        // `gathers_take` holds (both checked above); `idx` and `out` hold rows * row_len elements
+        // (the caller's contract), and span - 1 (above) is the last element the rows can reach,
+        // below slab.len() = span.
         Some(unsafe { gathers::gather_rows_avx512(slab, &g, idx, out) })
     } else if g.takes_lanes::<E, I>() && isa::avx2() {
         // SAFETY: the CPU has AVX2 and `lanes_take` holds (both checked above); `idx` and `out`

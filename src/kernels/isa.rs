@@ -64,8 +64,8 @@ pub(crate) use best_isa;
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn gather_instructions() -> bool {
     use std::sync::OnceLock;
-    static FAST: OnceLock<bool> = OnceLock::new();
-    *FAST.get_or_init(|| {
+    static USABLE: OnceLock<bool> = OnceLock::new();
+    *USABLE.get_or_init(|| {
         avx2()
             && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512vl")

@@ -16,7 +16,7 @@
 //! process (other threads that need the answer meanwhile wait for it); the gathers lost it
 //! (2.6-4.3 us against 1.7-2.9 us for the lanes loop).
 
-use super::gathers::gather_rows_avx512;
+use super::gathers::{gather_rows_avx512, gathers_take};
 use super::lanes::gather_rows_avx2;
 use super::strided_rows::StridedRows;
 use std::mem::MaybeUninit;
@@ -93,7 +93,7 @@ unsafe fn race() -> (Duration, Duration) {
         .collect();
     let mut out = vec![MaybeUninit::<u32>::uninit(); RACE_VALUES];
     let row = race_row();
-    debug_assert!(super::gathers::gathers_take::<u32, i32>(&row));
+    debug_assert!(gathers_take::<u32, i32>(&row));
     debug_assert!(row.takes_lanes::<u32, i32>());
     let mut run = |gathers: bool| {
         let start = Instant::now();
@@ -146,10 +146,7 @@ mod tests {
         for l2 in [0, 16 << 10, 1 << 20] {
             with_l2_bytes(l2, || {
                 let row = race_row();
-                assert!(crate::kernels::gather_elements::gathers::gathers_take::<
-                    u32,
-                    i32,
-                >(&row));
+                assert!(gathers_take::<u32, i32>(&row));
                 assert!(row.takes_lanes::<u32, i32>());
                 assert_eq!(row.next_row_lines(4), 0);
             });

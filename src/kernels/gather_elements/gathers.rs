@@ -191,12 +191,7 @@ fn reads_hit_l2(g: &StridedRows, element_size: usize, span_bytes: usize, along: 
 /// keep the other loops (with the gathers they measured 0.86-1.10x).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn reads_return_to_lines(g: &StridedRows, element_size: usize) -> bool {
-    let reach = g
-        .rows
-        .saturating_sub(1)
-        .saturating_mul(g.row_stride)
-        .saturating_add(g.read_span());
-    let lines = reach.saturating_mul(element_size).div_ceil(64);
+    let lines = g.reach().saturating_mul(element_size).div_ceil(64);
     g.rows.saturating_mul(g.row_len).saturating_mul(2) >= lines
 }
 
@@ -241,7 +236,7 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
     let across = g.inner_stride != 0;
     debug_assert!(gathers_take::<E, I>(g));
     debug_assert!(idx.len() == rows * row_len && out.len() == rows * row_len);
-    debug_assert!(rows == 0 || (rows - 1) * g.row_stride + g.read_span() <= slab.len());
+    debug_assert!(rows == 0 || g.reach() <= slab.len());
     let lanes = lanes_per_vector::<E, I>();
     let full_mask = (1u32 << lanes) - 1;
     // Lanes of 1- and 2-byte elements address bytes (they read whole doublewords, see

@@ -62,6 +62,15 @@ impl StridedRows {
             .saturating_add(1)
     }
 
+    /// Elements all the rows' reads can reach together: the last row's [`StridedRows::read_span`]
+    /// past the first row's start (one row's span when there are none).
+    pub(super) fn reach(&self) -> usize {
+        self.rows
+            .saturating_sub(1)
+            .saturating_mul(self.row_stride)
+            .saturating_add(self.read_span())
+    }
+
     /// Lines of the next row's data each piece of [`PREFETCH_PIECE`] elements prefetches
     /// while the block loop gathers a row along the axis: non-zero only for rows that
     /// [`StridedRows::next_row_lines`] asks for and that span more than

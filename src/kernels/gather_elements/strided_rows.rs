@@ -9,7 +9,9 @@ use super::lanes;
 #[cfg(target_arch = "x86_64")]
 use super::{gather_speed, gathers};
 use crate::kernels::cache::fits_l2;
-use crate::kernels::prefetch::{prefetch_lines, prefetch_next_values, prefetch_range_in};
+use crate::kernels::prefetch::{
+    prefetch_lines, prefetch_next_values, prefetch_next_values_on_any_cpu, prefetch_range_in,
+};
 use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
 use crate::kernels::{first_bad_index, isa};
 use crate::repr::{IndexElement, RawElement};
@@ -204,7 +206,13 @@ fn gather_strided_rows_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
             let at = row * g.row_len + column;
             let n = if rows_here == 1 { w } else { rows_here * w };
             let out_segment = &mut out[at..at + n];
-            prefetch_next_values(idx, at + n, n);
+            // Rows that ask for their next row's data gained from the next block's index values
+            // on every CPU measured; the other loops only on some (`index_hints_pay`).
+            if lines_per_piece != 0 {
+                prefetch_next_values_on_any_cpu(idx, at + n, n);
+            } else {
+                prefetch_next_values(idx, at + n, n);
+            }
             // Blocks whose positions keep the index type share one loop, whether they fit as
             // copied or were resolved (two inlined copies of it made W2's loop 10-20% slower).
             let positions = match copy.copy_resolved(&idx[at..at + n], g.axis_size) {

@@ -19,7 +19,9 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
+#[cfg(doc)]
 use crate::kernels::cache::stays_in_l3;
+use crate::kernels::cache::{l2_bytes, L3_RESIDENT_BYTES};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::prefetch::{prefetch_lines, prefetch_range_in};
 use crate::repr::IndexElement;
@@ -201,32 +203,53 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 
 /// How many values ahead the loops ask for the data a value will read (this one along and across
 /// the axis, and the block loop of [`super::strided_rows`] along it where this one is not taken),
-/// for rows of `row_len` values whose reads span `span_bytes`: none while the span stays in the L3
-/// ([`stays_in_l3`]), where the out-of-order window alone overlaps the random reads;
-/// [`POSITIONS_AHEAD`] beyond, where each read also misses the TLB and the window holds too few of
-/// them. Measured on an Intel Xeon (2 MiB L2 per core; one build, the distance toggled between
+/// for rows of `row_len` values whose reads span `span_bytes`: none while the span is at most
+/// [`READS_AHEAD_L2S`] L2s ([`far_beyond_l2`]), where most reads hit the L2 or the out-of-order
+/// window alone overlaps them; [`POSITIONS_AHEAD`] beyond, where each read misses the L2 and often
+/// the TLB, and the window holds too few of them.
+///
+/// Measured on an Intel Xeon (2 MiB L2 per core; one build, the distance toggled between
 /// alternating calls), 1-D gathers of 2M values, time with the hints against without: f32 from 4
-/// and 8 MiB 0.99-1.01x, exactly 16 MiB (which the rule leaves without) 0.94-0.96x, 32 MiB 0.89x
-/// (0.91x at 2 threads), 64 MiB 0.92x, 128 MiB with int32 values 0.98x; f64 and u8 from 32 MiB
-/// 0.88x and 0.86x; from data in the L2 (100 KB of u16) the hints cost 1.6-1.8x. 32, 64 and 128
-/// values ahead were within 4% of each other beyond 16 MiB. Two builds, each in its own process by
-/// turns: 1-D gathers from 20-48 MiB 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged,
-/// W1-W5 and W9 within 1%. The line is the L3 share the other rules use, not one between 8 and 16
-/// MiB, which would fit this machine's numbers and no cache size. Across the axis (one build, the
-/// hints toggled): rows of f32 from 32 MiB along axis 0 0.87-0.89x at 1 and 2 threads, with int32
-/// values 0.88-0.89x, f64 from 64 MiB 0.84-0.90x, uint8 from 64 MiB 0.87-1.01x; a sweep
-/// GatherElements of 306 rows of 1904 uint32 across 8590 positions (88 MB) 0.89-0.91x; rows whose
-/// span stays in the L3, or of at most 64 values, unchanged (0.99-1.02x).
+/// and 8 MiB 0.99-1.01x, 16 MiB 0.94-0.96x, 32 MiB 0.89x (0.91x at 2 threads), 64 MiB 0.92x, 128
+/// MiB with int32 values 0.98x; f64 and u8 from 32 MiB 0.88x and 0.86x; from data in the L2 (100
+/// KB of u16) the hints cost 1.6-1.8x. 32, 64 and 128 values ahead were within 4% of each other
+/// beyond 16 MiB. Two builds, each in its own process by turns: 1-D gathers from 20-48 MiB
+/// 0.78-0.85x at 1 and 2 threads, from 2 and 8 MiB unchanged, W1-W5 and W9 within 1%. Across the
+/// axis (one build, the hints toggled): rows of f32 from 32 MiB along axis 0 0.87-0.89x at 1 and 2
+/// threads, with int32 values 0.88-0.89x, f64 from 64 MiB 0.84-0.90x, uint8 from 64 MiB
+/// 0.87-1.01x; a sweep GatherElements of 306 rows of 1904 uint32 across 8590 positions (88 MB)
+/// 0.89-0.91x; rows of at most 64 values unchanged (0.99-1.02x).
+///
+/// On an AMD Zen 4 (1 MiB L2 per core, its 32 MiB L3 shared with other tenants' cores; same
+/// method, 1 / 2 threads), the hints paid well inside the L3's share: 1-D gathers of 853463 int64
+/// from 6.5 MB 0.73-0.79x / 0.84x (a sweep configuration 0.79-0.88x ONNX Runtime's time without
+/// them), f64 from 6 MB 0.87-0.93x / 0.93x and from 12 MB 0.70-0.72x / 0.66x, uint8 from 8 MB
+/// 0.51-0.89x / 0.69x, rows across axis 0 from 8 MiB 0.95-0.99x / 0.87x; but from 1.5-4 MB, two
+/// to four L2s, they did not hold: f32 from 3 MB 0.99-1.05x / 1.09x, uint16 from 3 MB
+/// 1.03-1.06x / 1.06x, int32 from 2.5 MB 0.95-1.01x / 1.04x, f32 rows across axis 0 from 4 MiB
+/// 1.02-1.04x / 1.14x (f32 from 4 MiB 0.94-0.99x / 0.69x).
 ///
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.
 pub(super) fn reads_ahead_for(span_bytes: usize, row_len: usize) -> usize {
-    if !cfg!(target_arch = "x86_64") || stays_in_l3(span_bytes) || row_len <= POSITIONS_AHEAD {
+    if !cfg!(target_arch = "x86_64") || !far_beyond_l2(span_bytes) || row_len <= POSITIONS_AHEAD {
         0
     } else {
         POSITIONS_AHEAD
     }
 }
+
+/// Whether random reads across `span_bytes` mostly miss a core's L2: a span over
+/// [`READS_AHEAD_L2S`] L2s, or over the L3's share ([`stays_in_l3`]) where the L2 is that large.
+fn far_beyond_l2(span_bytes: usize) -> bool {
+    let l2s = l2_bytes().saturating_mul(READS_AHEAD_L2S);
+    span_bytes > l2s.min(L3_RESIDENT_BYTES)
+}
+
+/// How many L2s a span must exceed before reads across it are asked for ahead: four, from the
+/// Zen 4's numbers above (where two to four did not hold, and 6 MB on did); on the Xeon, four is
+/// 8 MiB, from where its numbers showed no cost.
+const READS_AHEAD_L2S: usize = 4;
 
 /// The lanes loop's [`reads_ahead_for`] the rows `g` describes: by the span a row reads (along
 /// the axis, the axis; across it, every position's stretch of the row's columns).
@@ -342,21 +365,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_are_asked_for_ahead_only_from_an_axis_past_the_l3s_share() {
-        let l3 = crate::kernels::cache::L3_RESIDENT_BYTES;
+    fn reads_are_asked_for_ahead_only_from_a_span_past_four_l2s_or_the_l3s_share() {
+        use crate::kernels::cache::with_l2_bytes;
         let long = 1 << 20;
-        assert_eq!(reads_ahead_for(0, long), 0);
-        assert_eq!(reads_ahead_for(8 << 20, long), 0);
-        assert_eq!(reads_ahead_for(l3, long), 0);
-        // Rows too short for any value to have one that far on.
-        assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD), 0);
         let past = if cfg!(target_arch = "x86_64") {
             POSITIONS_AHEAD
         } else {
             0
         };
-        assert_eq!(reads_ahead_for(l3 + 1, long), past);
-        assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD + 1), past);
+        for l2 in [512 << 10, 1 << 20, 2 << 20] {
+            with_l2_bytes(l2, || {
+                assert_eq!(reads_ahead_for(0, long), 0);
+                assert_eq!(reads_ahead_for(2 * l2, long), 0);
+                assert_eq!(reads_ahead_for(4 * l2, long), 0, "L2 {l2}");
+                assert_eq!(reads_ahead_for(4 * l2 + 1, long), past, "L2 {l2}");
+                // Rows too short for any value to have one that far on.
+                assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD), 0);
+                assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD + 1), past);
+            });
+        }
+        // An L2 so large that four of them pass the L3's share: the share decides.
+        let l3 = crate::kernels::cache::L3_RESIDENT_BYTES;
+        with_l2_bytes(8 << 20, || {
+            assert_eq!(reads_ahead_for(l3, long), 0);
+            assert_eq!(reads_ahead_for(l3 + 1, long), past);
+        });
         // Whole vectors of either index type ahead.
         assert_eq!(POSITIONS_AHEAD % 8, 0);
     }
@@ -372,18 +405,20 @@ mod tests {
             row_stride: 0,
             ..rows_along(8, 1024, positions)
         };
-        // 8192 positions of 1024 f32 columns (32 MiB): the span, not the 32 KiB axis of
-        // positions times the element, decides.
-        assert_eq!(values_ahead_of_reads::<f32>(&across(8192)), POSITIONS_AHEAD);
-        assert_eq!(values_ahead_of_reads::<f32>(&across(2048)), 0);
-        // Along the axis, the axis.
-        assert_eq!(
-            values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20)),
-            POSITIONS_AHEAD
-        );
-        assert_eq!(
-            values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20)),
-            0
-        );
+        // With a 2 MiB L2, spans past 8 MiB. 8192 positions of 1024 f32 columns (32 MiB): the
+        // span, not the 32 KiB axis of positions times the element, decides.
+        crate::kernels::cache::with_l2_bytes(2 << 20, || {
+            assert_eq!(values_ahead_of_reads::<f32>(&across(8192)), POSITIONS_AHEAD);
+            assert_eq!(values_ahead_of_reads::<f32>(&across(2048)), 0);
+            // Along the axis, the axis.
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20)),
+                POSITIONS_AHEAD
+            );
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20)),
+                0
+            );
+        });
     }
 }

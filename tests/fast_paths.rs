@@ -6,11 +6,11 @@
 //! least a core's L2 and a tile fits 256 KiB; the shapes here have slabs of 8 MiB and more),
 //! with one group (split by columns) and several, tiles widened to 256 bytes a row, packed or
 //! gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch,
-//! its lanes twin (rows whose axis holds 16 KiB or more; past 16 MiB it asks for reads ahead),
-//! and blocks of rows across short runs; GatherND's fixed slice lengths (1, 2, 3, 4, 8, 16)
-//! beside the general one, the prefetch distance (64 tuples), the 256-tuple range-check blocks,
-//! and streamed output (>= 16 MiB): large slices (>= 256 bytes each) directly, small fixed ones
-//! through the staging buffer; many batches of a few tuples copied together, split in the middle
+//! its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at most 16 MiB, it asks
+//! for reads ahead), and blocks of rows across short runs; GatherND's fixed slice lengths (1, 2,
+//! 3, 4, 8, 16) beside the general one, the prefetch distance (64 tuples), the 256-tuple
+//! range-check blocks, and streamed output (>= 16 MiB): large slices (>= 256 bytes each)
+//! directly, small fixed ones through the staging buffer; many batches of a few tuples copied together, split in the middle
 //! of a batch. Gather's two paths on the same kernel: the general one, and the one that resolves
 //! a batch's indices once for every outer position (outer > 1, at most 256 indices per batch),
 //! split across tasks in the middle of a batch, streamed or not, and its first bad index
@@ -317,8 +317,8 @@ fn check_nd(len: usize, rows: usize, tuples: usize) {
     check_nd_lookups(len, rows, &indices);
 }
 
-/// A 1-D GatherElements from an axis past the L3's share (16 MiB), where the lanes loop also asks
-/// for the data of the values 64 on (hints aimed by a second read of those values): results at
+/// A 1-D GatherElements from an axis past 16 MiB (four L2s of any size, capped at the L3's share),
+/// where the lanes loop also asks for the data of the values 64 on (hints aimed by a second read of those values): results at
 /// 1, 2 and 3 threads and with host pools, both index types, and the first bad value reported
 /// wherever it lies (inside the window of values read ahead, or in the row's last 64).
 fn check_lanes_reading_ahead<I: IndexElement + Into<i64> + TryFrom<i64>>() {
@@ -367,7 +367,7 @@ fn check_lanes_reading_ahead<I: IndexElement + Into<i64> + TryFrom<i64>>() {
 }
 
 #[test]
-fn lanes_loop_asks_for_reads_ahead_on_an_axis_past_the_l3() {
+fn lanes_loop_asks_for_reads_ahead_on_an_axis_past_16_mib() {
     check_lanes_reading_ahead::<i64>();
     check_lanes_reading_ahead::<i32>();
 }

@@ -57,7 +57,8 @@ pub(crate) fn prefetch_next_values<I>(values: &[I], at: usize, len: usize) {
 
 /// [`prefetch_next_values`] whatever the CPU: for the loop that gained from it on the AMD Zen 4
 /// as well, GatherElements' block loop over long rows that asks for the next row's data while it
-/// gathers (W4 took 1.06-1.19x the time there without it).
+/// gathers (W4 took 1.06-1.13x the time there without it in one session, 1.12-1.19x in the
+/// next).
 #[inline(always)]
 pub(crate) fn prefetch_next_values_on_any_cpu<I>(values: &[I], at: usize, len: usize) {
     prefetch_lines(values, at, (len * std::mem::size_of::<I>()).div_ceil(64));
@@ -65,24 +66,31 @@ pub(crate) fn prefetch_next_values_on_any_cpu<I>(values: &[I], at: usize, len: u
 
 /// Whether [`prefetch_next_values`] asks for anything on this CPU: on Intel's cores, where it was
 /// measured to pay (above), and nowhere else. On an AMD Zen 4 (1 MiB L2 per core; one build, the
-/// hints toggled between alternating calls, time without them against with, 1 / 2 threads) every
-/// loop but one ran as fast or faster without: W1 0.71-0.88x / 0.81-0.95x, W1 with int32 indices
-/// 0.81-0.94x, W5 0.76-0.99x / 0.84-0.95x, rows of 64 f32 0.65-0.92x, uint8 rows of 8 KiB
-/// 0.74-0.88x, S2 0.94x / 0.97x, W9 0.93x / 0.86x, G4 0.88x / 0.92x, W6, W8 and G1 0.94-1.00x;
-/// the one that lost is W4's (see [`prefetch_next_values_on_any_cpu`]). The AMD cores seen before
-/// the hints existed (Zen 3, Zen 5) were not measured with them, and run without, as before.
-/// One CPUID instruction on the first call, a load after.
-pub(crate) fn index_hints_pay() -> bool {
+/// hints toggled between alternating calls, time without them against with, 1 / 2 threads;
+/// `bench/README.md` has the runs) nearly every loop ran as fast or faster without: W1 0.60-0.89x /
+/// 0.81-0.95x, W5 0.76-0.99x / 0.84-0.95x, rows of 64 f32 0.59-0.92x, uint8 rows of 8 KiB
+/// 0.74-0.88x, S2 0.94x / 0.97x, W9 0.93x / 0.86x, G4 0.88-0.97x / 0.92x, W6, W7, W8, G1, G2 and
+/// S3 0.93-1.01x. W1 with int32 indices measured 0.81-1.04x inside one build, but 1.11-1.14x
+/// between two builds by turns; W4's loop lost without them (see
+/// [`prefetch_next_values_on_any_cpu`]). The AMD cores seen before the hints existed (Zen 3, Zen
+/// 5) were not measured with them, and run without them, as they did then.
+#[inline]
+fn index_hints_pay() -> bool {
     // 0: not read yet; 1: no; 2: yes.
     static PAY: AtomicU8 = AtomicU8::new(0);
     match PAY.load(Ordering::Relaxed) {
-        0 => {
-            let pay = vendor_asks_index_values_ahead(&cpu_vendor());
-            PAY.store(if pay { 2 } else { 1 }, Ordering::Relaxed);
-            pay
-        }
+        0 => read_index_hints_pay(&PAY),
         known => known == 2,
     }
+}
+
+/// The first call's half of [`index_hints_pay`]: one CPUID instruction, kept in `pay`.
+#[cold]
+#[inline(never)]
+fn read_index_hints_pay(pay: &AtomicU8) -> bool {
+    let yes = vendor_asks_index_values_ahead(&cpu_vendor());
+    pay.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+    yes
 }
 
 /// The rule of [`index_hints_pay`] for a CPUID vendor string.
@@ -191,14 +199,28 @@ mod tests {
             index_hints_pay(),
             vendor_asks_index_values_ahead(&cpu_vendor())
         );
-        // Read once, kept.
-        assert_eq!(index_hints_pay(), index_hints_pay());
     }
 
-    #[cfg(target_arch = "x86_64")]
+    /// The vendor string as CPUID gives it is the one Linux reports (`vendor_id` in
+    /// /proc/cpuinfo), where that can be read: registers taken in the wrong order would make an
+    /// Intel core's string "GenuntelineI" and silently drop its hints.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     #[test]
-    fn the_vendor_string_is_the_cpus() {
-        let vendor = cpu_vendor();
-        assert!(vendor.iter().all(|b| b.is_ascii_graphic()), "{vendor:?}");
+    fn the_vendor_string_is_the_one_linux_reports() {
+        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
+            return;
+        };
+        let Some(reported) = cpuinfo
+            .lines()
+            .find_map(|line| line.strip_prefix("vendor_id"))
+            .and_then(|rest| rest.split(':').nth(1))
+        else {
+            return;
+        };
+        // Trimmed on both sides: some vendors' strings have spaces ("  Shanghai  ").
+        assert_eq!(
+            String::from_utf8_lossy(&cpu_vendor()).trim(),
+            reported.trim()
+        );
     }
 }

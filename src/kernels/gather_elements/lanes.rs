@@ -14,7 +14,7 @@
 //! Each value is read from caller memory once, by the vector load; the check and the address
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read. (Where
-//! reads reach beyond the L3, the values 64 on are also loaded, but only to aim prefetch hints,
+//! reads span past four L2s, the values 64 on are also loaded, but only to aim prefetch hints,
 //! which read nothing and cannot fault: [`reads_ahead_for`].)
 
 #[cfg(target_arch = "x86_64")]
@@ -189,9 +189,11 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
     none_outside && tail_inside
 }
 
-/// How far ahead of the values it takes the lanes loop asks for index values: a 4 KiB page, since
-/// the hardware prefetchers do not follow the index stream into the next page (see
-/// [`prefetch_next_values`](crate::kernels::prefetch::prefetch_next_values)). Measured on an Intel
+/// How far ahead of the values it takes the lanes loop asks for index values, on every CPU: a 4 KiB
+/// page, since the hardware prefetchers do not follow the index stream into the next page (see
+/// [`prefetch_next_values`](crate::kernels::prefetch::prefetch_next_values), the block loops'
+/// hint, which asks only on Intel CPUs). On an AMD Zen 4, toggled inside one build, this one
+/// measured 0.93-1.20x without it, with no direction (W2 0.99x, W3 0.97x). Measured on an Intel
 /// Xeon (2 MiB L2 per core) inside one build, the distance toggled between alternating calls,
 /// time with the values asked for against without: 1-D f32 gathers of 4M int32 values from 8 MB
 /// 0.67-0.70x, of 300000-1000000 int64 values from 256 KB-2 MB 0.95-0.99x, from 64 MB
@@ -203,7 +205,7 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 
 /// How many values ahead the loops ask for the data a value will read (this one along and across
 /// the axis, and the block loop of [`super::strided_rows`] along it where this one is not taken),
-/// for rows of `row_len` values whose reads span `span_bytes`: none while the span is at most
+/// for rows of `row_len` values whose reads span `span_bytes`: none up to
 /// [`READS_AHEAD_L2S`] L2s ([`far_beyond_l2`]), where most reads hit the L2 or the out-of-order
 /// window alone overlaps them; [`POSITIONS_AHEAD`] beyond, where each read misses the L2 and often
 /// the TLB, and the window holds too few of them.
@@ -221,13 +223,10 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// 0.89-0.91x; rows of at most 64 values unchanged (0.99-1.02x).
 ///
 /// On an AMD Zen 4 (1 MiB L2 per core, its 32 MiB L3 shared with other tenants' cores; same
-/// method, 1 / 2 threads), the hints paid well inside the L3's share: 1-D gathers of 853463 int64
-/// from 6.5 MB 0.73-0.79x / 0.84x (a sweep configuration 0.79-0.88x ONNX Runtime's time without
-/// them), f64 from 6 MB 0.87-0.93x / 0.93x and from 12 MB 0.70-0.72x / 0.66x, uint8 from 8 MB
-/// 0.51-0.89x / 0.69x, rows across axis 0 from 8 MiB 0.95-0.99x / 0.87x; but from 1.5-4 MB, two
-/// to four L2s, they did not hold: f32 from 3 MB 0.99-1.05x / 1.09x, uint16 from 3 MB
-/// 1.03-1.06x / 1.06x, int32 from 2.5 MB 0.95-1.01x / 1.04x, f32 rows across axis 0 from 4 MiB
-/// 1.02-1.04x / 1.14x (f32 from 4 MiB 0.94-0.99x / 0.69x).
+/// method, hints from any span past 1 MiB, 1 / 2 threads; `bench/README.md` has the runs), they
+/// paid from 6 MB on: 1-D gathers from 6-12 MB 0.45-0.96x in 17 of 18 runs (one 1.11x), rows
+/// across axis 0 from 8 MiB 0.87-0.99x; but from 1.5-4 MB they did not hold: 0.69-1.19x (f32 rows
+/// across axis 0 from 4 MiB 1.02-1.14x, uint16 from 3 MB 1.03-1.08x, f32 from 4 MiB 0.69-0.99x).
 ///
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.
@@ -239,17 +238,25 @@ pub(super) fn reads_ahead_for(span_bytes: usize, row_len: usize) -> usize {
     }
 }
 
-/// Whether random reads across `span_bytes` mostly miss a core's L2: a span over
-/// [`READS_AHEAD_L2S`] L2s, or over the L3's share ([`stays_in_l3`]) where the L2 is that large.
+/// Whether random reads across `span_bytes` mostly miss a core's L2: a span past
+/// [`READS_AHEAD_L2S`] L2s, and past [`READS_AHEAD_MIN_BYTES`]; always past the L3's share
+/// ([`L3_RESIDENT_BYTES`]), however large the L2.
 fn far_beyond_l2(span_bytes: usize) -> bool {
-    let l2s = l2_bytes().saturating_mul(READS_AHEAD_L2S);
-    span_bytes > l2s.min(L3_RESIDENT_BYTES)
+    let line = l2_bytes()
+        .saturating_mul(READS_AHEAD_L2S)
+        .clamp(READS_AHEAD_MIN_BYTES, L3_RESIDENT_BYTES);
+    span_bytes > line
 }
 
-/// How many L2s a span must exceed before reads across it are asked for ahead: four, from the
-/// Zen 4's numbers above (where two to four did not hold, and 6 MB on did); on the Xeon, four is
-/// 8 MiB, from where its numbers showed no cost.
+/// How many L2s a span must pass before reads across it are asked for ahead: four, from the Zen
+/// 4's numbers above (up to four, mixed; from six, a gain); on the Xeon (2 MiB L2), four is 8
+/// MiB, from where its numbers showed no cost.
 const READS_AHEAD_L2S: usize = 4;
+
+/// The least span whose reads are asked for ahead, whatever the L2: four of the Zen 4's. Spans of
+/// 2-4 MiB, four L2s of a 512 KiB-L2 Zen 3, were measured only on the Zen 4, where they did not
+/// hold.
+const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
 
 /// The lanes loop's [`reads_ahead_for`] the rows `g` describes: by the span a row reads (along
 /// the axis, the axis; across it, every position's stretch of the row's columns).
@@ -365,7 +372,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_are_asked_for_ahead_only_from_a_span_past_four_l2s_or_the_l3s_share() {
+    fn reads_are_asked_for_ahead_only_from_a_span_past_four_l2s_and_4_mib_or_the_l3s_share() {
         use crate::kernels::cache::with_l2_bytes;
         let long = 1 << 20;
         let past = if cfg!(target_arch = "x86_64") {
@@ -373,12 +380,19 @@ mod tests {
         } else {
             0
         };
-        for l2 in [512 << 10, 1 << 20, 2 << 20] {
+        // The span from which reads are asked for ahead, by L2: four L2s, at least 4 MiB.
+        for (l2, line) in [
+            (256 << 10, 4 << 20),
+            (512 << 10, 4 << 20),
+            (1 << 20, 4 << 20),
+            (2 << 20, 8 << 20),
+            (3 << 20, 12 << 20),
+        ] {
             with_l2_bytes(l2, || {
                 assert_eq!(reads_ahead_for(0, long), 0);
-                assert_eq!(reads_ahead_for(2 * l2, long), 0);
-                assert_eq!(reads_ahead_for(4 * l2, long), 0, "L2 {l2}");
-                assert_eq!(reads_ahead_for(4 * l2 + 1, long), past, "L2 {l2}");
+                assert_eq!(reads_ahead_for(3 << 20, long), 0, "L2 {l2}");
+                assert_eq!(reads_ahead_for(line, long), 0, "L2 {l2}");
+                assert_eq!(reads_ahead_for(line + 1, long), past, "L2 {l2}");
                 // Rows too short for any value to have one that far on.
                 assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD), 0);
                 assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD + 1), past);
@@ -405,10 +419,10 @@ mod tests {
             row_stride: 0,
             ..rows_along(8, 1024, positions)
         };
-        // With a 2 MiB L2, spans past 8 MiB. 8192 positions of 1024 f32 columns (32 MiB): the
-        // span, not the 32 KiB axis of positions times the element, decides.
+        // With a 2 MiB L2, spans past 8 MiB. 4096 positions of 1024 f32 columns (16 MiB): the
+        // span, not the 16 KiB axis of positions times the element, decides.
         crate::kernels::cache::with_l2_bytes(2 << 20, || {
-            assert_eq!(values_ahead_of_reads::<f32>(&across(8192)), POSITIONS_AHEAD);
+            assert_eq!(values_ahead_of_reads::<f32>(&across(4096)), POSITIONS_AHEAD);
             assert_eq!(values_ahead_of_reads::<f32>(&across(2048)), 0);
             // Along the axis, the axis.
             assert_eq!(
@@ -419,6 +433,11 @@ mod tests {
                 values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20)),
                 0
             );
+        });
+        // With a 1 MiB L2, past 4 MiB: 1536 positions (6 MiB) ask, 1024 (4 MiB) do not.
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            assert_eq!(values_ahead_of_reads::<f32>(&across(1536)), POSITIONS_AHEAD);
+            assert_eq!(values_ahead_of_reads::<f32>(&across(1024)), 0);
         });
     }
 }

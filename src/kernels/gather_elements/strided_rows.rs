@@ -291,14 +291,14 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
     }
 }
 
-/// Gathers a segment along the axis (stride 1) whose reads reach past the L3's share, asking for
+/// Gathers a segment along the axis (stride 1) whose reads span past four L2s and 4 MiB, asking for
 /// the data of the position `lookahead` on in the segment's row, as the lanes loop does
-/// ([`lanes::reads_ahead_for`]); the positions are this task's checked copy, so the hints read
-/// nothing of the caller's twice. A segment holds at most a block of positions, so its last
-/// `lookahead` go without. Measured with the portable kernels forced on an Intel Xeon (one
-/// build, the distance toggled between alternating calls), 1-D gathers of 1-2M values: from 20
-/// MiB of f16 0.79x the time, 32 MiB of f32 0.95x, 48 MiB of f64 0.95-0.97x; 16 and 32 values
-/// ahead gained less.
+/// ([`lanes::reads_ahead_for`]; this loop's own numbers below are all from spans of 20 MiB or
+/// more); the positions are this task's checked copy, so the hints read nothing of the caller's
+/// twice. A segment holds at most a block of positions, so its last `lookahead` go without.
+/// Measured with the portable kernels forced on an Intel Xeon (one build, the distance toggled
+/// between alternating calls), 1-D gathers of 1-2M values: from 20 MiB of f16 0.79x the time, 32
+/// MiB of f32 0.95x, 48 MiB of f64 0.95-0.97x; 16 and 32 values ahead gained less.
 #[inline(always)]
 fn gather_segment_reading_ahead<E: RawElement, P: Position>(
     slab: &[E],

@@ -45,10 +45,11 @@ pub(super) struct BatchRun<'a> {
     /// Whether the task's slices go out with non-temporal stores (into a large output).
     pub(super) stream: bool,
     /// Whether each block of tuples asks for the next block's index values while it is copied
-    /// ([`prefetch_next_values`]): not when small slices are staged for a streamed output, whose
-    /// pieces go at the rate memory takes the stores, and where asking took longer (on an Intel
-    /// Xeon, one build, toggled between alternating calls: GatherND of 2M 32- and 64-byte slices
-    /// 1.04-1.07x). Elsewhere, the same: W7 0.79-0.80x, 3-D lookups from 1 MiB 0.89-0.94x, 2-D from
+    /// ([`prefetch_next_values`], which asks only on CPUs where that paid: Intel's): not when small
+    /// slices are staged for a streamed output, whose pieces go at the rate memory takes the
+    /// stores, and where asking took longer (on an Intel Xeon, one build, toggled between
+    /// alternating calls: GatherND of 2M 32- and 64-byte slices 1.04-1.07x). Elsewhere, on that
+    /// Xeon: W7 0.79-0.80x, 3-D lookups from 1 MiB 0.89-0.94x, 2-D from
     /// 256 KiB 0.79-0.83x, a 1-D Gather of 4M values from 256 KiB 0.73-0.76x, 24-128-byte slices
     /// of run-time length 0.95-0.98x, compile-time slices into cached outputs 0.94-0.99x, W9
     /// 0.95-0.97x.

@@ -7,9 +7,11 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// Starts loading `data[offset..offset + len]` into every cache level: its first cache line only
-/// when it is at most 64 bytes (one line per call keeps small-slice loops lean), every line
-/// otherwise; nothing when the range is outside `data`.
+/// Starts loading `data[offset..offset + len]` into every cache level: every line it touches (a
+/// range of at most 64 bytes touches one or two, and asks for the second only when it crosses
+/// into it); nothing when the range is outside `data`. The second line of short ranges was not
+/// asked for before: a GatherND of 364812 random 60-byte slices from 50 MB then took 1.5x ONNX
+/// Runtime's time on a Zen 4, waiting on that line.
 #[inline(always)]
 pub(crate) fn prefetch_range<E>(data: &[E], offset: usize, len: usize) {
     if offset <= data.len() && len <= data.len() - offset {
@@ -156,6 +158,7 @@ fn range_lines<E, const OUTER: bool>(data: &[E], offset: usize, len: usize) {
     }
     let bytes = len * std::mem::size_of::<E>();
     let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
+    let last = start.wrapping_add(bytes - 1);
     line::<OUTER>(start);
     if bytes > 64 {
         let mut at = 64;
@@ -163,8 +166,18 @@ fn range_lines<E, const OUTER: bool>(data: &[E], offset: usize, len: usize) {
             line::<OUTER>(start.wrapping_add(at));
             at += 64;
         }
-        line::<OUTER>(start.wrapping_add(bytes - 1));
+        line::<OUTER>(last);
+    } else if ends_in_next_line(start as usize, bytes) {
+        // A short range across a line boundary (a 60-byte slice, most of the time): its second
+        // line is as far away in memory as its first.
+        line::<OUTER>(last);
     }
+}
+
+/// Whether a range of `bytes` (at most 64) from address `start` ends in the line after its first.
+#[inline(always)]
+fn ends_in_next_line(start: usize, bytes: usize) -> bool {
+    (start ^ (start + bytes - 1)) >= 64
 }
 
 /// One cache line, into every cache level, or into L2 and beyond when `OUTER`.
@@ -222,5 +235,19 @@ mod tests {
             String::from_utf8_lossy(&cpu_vendor()).trim(),
             reported.trim()
         );
+    }
+
+    #[test]
+    fn a_short_range_asks_for_its_second_line_only_when_it_reaches_it() {
+        assert!(!ends_in_next_line(0, 64));
+        assert!(!ends_in_next_line(4, 60));
+        assert!(ends_in_next_line(5, 60));
+        assert!(ends_in_next_line(63, 2));
+        assert!(!ends_in_next_line(64, 1));
+        assert!(!ends_in_next_line(120, 8));
+        assert!(ends_in_next_line(121, 8));
+        // 60-byte slices one after another: 14 of every 16 cross a line.
+        let crossing = (0..16).filter(|s| ends_in_next_line(s * 60, 60)).count();
+        assert_eq!(crossing, 14);
     }
 }

@@ -19,8 +19,6 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
-#[cfg(doc)]
-use crate::kernels::cache::stays_in_l3;
 use crate::kernels::cache::{l2_bytes, L3_RESIDENT_BYTES};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::prefetch::{prefetch_lines, prefetch_range_in};

@@ -5,6 +5,7 @@
 //! them); this module only runs tasks, so its code is compiled once rather than once per kernel.
 
 mod host;
+mod placement;
 mod pool;
 
 pub(crate) use host::HostFault;

@@ -14,6 +14,8 @@
 //! - a job is opened to workers, and a sleeping one woken, only when the call is worth it: at
 //!   once for large calls, otherwise once the caller's first tasks predict enough work left
 //!   ([`Engage`]);
+//! - a worker woken onto the very CPU of the call it is to help gives that CPU back rather than
+//!   preempt the caller ([`placement`](super::placement));
 //! - after `fork()`, the child (whose copy of the pool has no threads) starts a fresh pool on its
 //!   first threaded call: the pool records the process id it was made in;
 //! - a worker that cannot be started (thread limit, `pthread_create` failing) only means the
@@ -23,8 +25,9 @@
 //! with its own sleep policy, and has no notion of a fork; crossbeam offers parts (deques,
 //! scoped threads) rather than a pool. What is needed here is ~200 lines.
 
+use super::placement::{current_cpu, gives_way};
 use super::Engage;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -139,7 +142,14 @@ struct Job {
     /// waiting caller also without it.
     active: AtomicUsize,
     panicked: AtomicBool,
+    /// The CPU the calling thread ran on when it opened the job ([`UNKNOWN_CPU`] if not told):
+    /// a worker woken onto it gives way rather than preempt the caller
+    /// ([`placement`](super::placement)).
+    opener_cpu: AtomicU32,
 }
+
+/// [`Job::opener_cpu`] when the system does not tell.
+const UNKNOWN_CPU: u32 = u32::MAX;
 
 impl Job {
     /// Claims and runs tasks until none is left; a panicking task is recorded, not propagated
@@ -194,6 +204,10 @@ impl Job {
 
     fn wants_helpers(&self) -> bool {
         self.seats.load(Ordering::Relaxed) > 0 && self.left() > 0
+    }
+
+    fn opener_cpu(&self) -> Option<u32> {
+        Some(self.opener_cpu.load(Ordering::Relaxed)).filter(|&cpu| cpu != UNKNOWN_CPU)
     }
 }
 
@@ -316,6 +330,7 @@ impl Pool {
             seats: AtomicUsize::new(0),
             active: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
+            opener_cpu: AtomicU32::new(UNKNOWN_CPU),
         });
         let mut joined = match engage {
             Engage::Wake => self.open(&job, helpers, Joined::No, true),
@@ -377,6 +392,8 @@ impl Pool {
         let to_wake = {
             let mut queue = self.lock();
             if joined == Joined::No {
+                job.opener_cpu
+                    .store(current_cpu().unwrap_or(UNKNOWN_CPU), Ordering::Relaxed);
                 job.seats.store(helpers, Ordering::Relaxed);
                 queue.jobs.push(Arc::clone(job));
                 self.opened.fetch_add(1, Ordering::Release);
@@ -456,12 +473,21 @@ impl Pool {
         }
     }
 
-    /// Waits for a job with a free seat and takes the seat.
+    /// Waits for a job with a free seat and takes the seat; but first gives way to the job's
+    /// calling thread if the scheduler put this worker on its CPU ([`gives_way`]).
     fn next_job(&self) -> Arc<Job> {
         let idle_since = Instant::now();
+        let mut yields = 0;
         let mut queue = self.lock();
         loop {
             if let Some(job) = queue.jobs.iter().find(|j| j.wants_helpers()) {
+                if gives_way(job.opener_cpu(), current_cpu(), yields) {
+                    yields += 1;
+                    drop(queue);
+                    std::thread::yield_now();
+                    queue = self.lock();
+                    continue;
+                }
                 job.seats.fetch_sub(1, Ordering::Relaxed);
                 job.active.fetch_add(1, Ordering::Relaxed);
                 return Arc::clone(job);
@@ -587,6 +613,7 @@ mod tests {
             seats: AtomicUsize::new(0),
             active: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
+            opener_cpu: AtomicU32::new(UNKNOWN_CPU),
         };
         assert_eq!(job.claim(End::Front), Some(0));
         assert_eq!(job.claim(End::Back), Some(4));

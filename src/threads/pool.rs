@@ -85,10 +85,31 @@ const WORKER_STACK: usize = 256 << 10;
 /// 5, handing an awake worker less than 10-30 µs of copying cost more than it saved).
 pub(super) const HELP_WORTH: Duration = Duration::from_micros(40);
 
-/// Predicted work left from which sleeping helpers are woken: twice the latest start of a woken
-/// worker measured (27 µs on the 2-core Zen 5 virtual machines; the wake also costs the calling
-/// thread 4-8 µs), so that the worker finds at least as much to do as it was late.
+/// Predicted work left from which sleeping helpers are woken, at least: twice the latest start of
+/// a woken worker measured (27 µs on the 2-core Zen 5 virtual machines; the wake also costs the
+/// calling thread 4-8 µs), so that the worker finds at least as much to do as it was late. Where
+/// wakes take longer to bring help, the pool learns it ([`Pool::wake_worth`]).
 pub(super) const WAKE_WORTH: Duration = Duration::from_micros(60);
+
+/// How long a wake is taken to bring a helper to work before the pool has seen any: half of
+/// [`WAKE_WORTH`], so that a new pool wakes from there.
+const WAKE_TO_HELP_FIRST_GUESS: Duration = Duration::from_micros(30);
+
+/// The longest a single wake counts as having taken: a worker that slept through a host's
+/// busy spell must not stop the pool from waking anyone for a long while after.
+const WAKE_TO_HELP_MAX: Duration = Duration::from_millis(1);
+
+/// The running estimate of what a wake takes to bring help, after a wake that took `sample`
+/// (at most [`WAKE_TO_HELP_MAX`]): a quarter of the way from `estimate` to it, so that one slow
+/// wake does not stop the next ones, and a machine whose wakes are slow is learnt within a few.
+fn next_wake_to_help(estimate: Duration, sample: Duration) -> Duration {
+    let sample = sample.min(WAKE_TO_HELP_MAX);
+    if sample >= estimate {
+        estimate + (sample - estimate) / 4
+    } else {
+        estimate - (estimate - sample) / 4
+    }
+}
 
 /// How far helpers have joined a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,10 +124,10 @@ enum Joined {
 
 /// How far helpers should have joined a job whose calling thread finished `done` tasks in
 /// `elapsed` with `left` not yet claimed: the rest is predicted at the caller's own pace.
-fn helpers_worth(elapsed: Duration, done: u32, left: usize) -> Joined {
+fn helpers_worth(elapsed: Duration, done: u32, left: usize, wake_worth: Duration) -> Joined {
     let left = u32::try_from(left).unwrap_or(u32::MAX);
     let predicted = (elapsed / done.max(1)).saturating_mul(left);
-    if predicted >= WAKE_WORTH {
+    if predicted >= wake_worth {
         Joined::Woken
     } else if predicted >= HELP_WORTH {
         Joined::Open
@@ -146,6 +167,10 @@ struct Job {
     /// a worker woken onto it gives way rather than preempt the caller
     /// ([`placement`](super::placement)).
     opener_cpu: AtomicU32,
+    /// When a sleeping worker was woken for the job, in nanoseconds since the pool's epoch plus
+    /// one (0: none was); taken (swapped to 0) by whoever first tells the pool what the wake
+    /// took: the woken worker as it joins, or the caller at the end if no woken worker joined.
+    woken_at: AtomicU64,
 }
 
 /// [`Job::opener_cpu`] when the system does not tell.
@@ -246,6 +271,11 @@ pub(crate) struct Pool {
     /// Workers waiting on `work_available`; changed under the queue lock, read also without it
     /// (then a hint: it may change right after).
     sleeping: AtomicUsize,
+    /// What waking a sleeping worker has recently taken to bring it to work, in nanoseconds
+    /// ([`next_wake_to_help`]); a wake whose worker never joined counts until its job ended.
+    wake_to_help_ns: AtomicU64,
+    /// The origin of the jobs' `woken_at` times.
+    epoch: Instant,
 }
 
 static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
@@ -261,6 +291,8 @@ impl Pool {
             helper_finished: Condvar::new(),
             opened: AtomicU64::new(0),
             sleeping: AtomicUsize::new(0),
+            wake_to_help_ns: AtomicU64::new(WAKE_TO_HELP_FIRST_GUESS.as_nanos() as u64),
+            epoch: Instant::now(),
         }
     }
 
@@ -331,6 +363,7 @@ impl Pool {
             active: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
             opener_cpu: AtomicU32::new(UNKNOWN_CPU),
+            woken_at: AtomicU64::new(0),
         });
         let mut joined = match engage {
             Engage::Wake => self.open(&job, helpers, Joined::No, true),
@@ -344,7 +377,11 @@ impl Pool {
             if joined == Joined::Woken {
                 continue;
             }
-            match (joined, helpers_worth(start.elapsed(), done, job.left())) {
+            let wake_worth = self.wake_worth();
+            match (
+                joined,
+                helpers_worth(start.elapsed(), done, job.left(), wake_worth),
+            ) {
                 (Joined::No, Joined::Open) => joined = self.open(&job, helpers, joined, false),
                 (_, Joined::Woken) => joined = self.open(&job, helpers, joined, true),
                 _ => {}
@@ -357,6 +394,9 @@ impl Pool {
             }
             return;
         }
+        // A worker woken for the job that has not joined by now brought no help: the wake took
+        // at least this long.
+        self.learn_wake(&job);
         let mut queue = self.lock();
         if let Some(at) = queue.jobs.iter().position(|j| Arc::ptr_eq(j, &job)) {
             queue.jobs.swap_remove(at);
@@ -412,6 +452,10 @@ impl Pool {
         // after 9.5; outside, 5.5-7.8 and 3.5-5.5 us. Nothing is lost: a worker counted as
         // sleeping above is already waiting (it counts itself under the lock and waits from
         // there), and a wake that reaches it later still finds the job.
+        if to_wake > 0 {
+            job.woken_at
+                .store(self.since_epoch_ns() + 1, Ordering::Relaxed);
+        }
         for _ in 0..to_wake {
             self.work_available.notify_one();
         }
@@ -420,6 +464,33 @@ impl Pool {
         } else {
             Joined::Open
         }
+    }
+
+    /// Predicted work left from which a job wakes sleeping helpers: [`WAKE_WORTH`], or twice
+    /// what wakes have recently taken to bring help where that is longer.
+    fn wake_worth(&self) -> Duration {
+        let learnt = Duration::from_nanos(self.wake_to_help_ns.load(Ordering::Relaxed));
+        WAKE_WORTH.max(learnt.saturating_mul(2))
+    }
+
+    /// Tells the pool what the wake for `job` took, once per wake: from the wake until now.
+    fn learn_wake(&self, job: &Job) {
+        let woken_at = job.woken_at.swap(0, Ordering::Relaxed);
+        if woken_at == 0 {
+            return;
+        }
+        let took = Duration::from_nanos(self.since_epoch_ns().saturating_sub(woken_at - 1));
+        let estimate = Duration::from_nanos(self.wake_to_help_ns.load(Ordering::Relaxed));
+        let next = next_wake_to_help(estimate, took);
+        // A race with another job's update loses one of them: a hint either way.
+        self.wake_to_help_ns.store(
+            u64::try_from(next.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    fn since_epoch_ns(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
     fn lock(&self) -> MutexGuard<'_, Queue> {
@@ -457,7 +528,10 @@ impl Pool {
 
     fn worker(&self) {
         loop {
-            let job = self.next_job();
+            let (job, slept) = self.next_job();
+            if slept {
+                self.learn_wake(&job);
+            }
             job.work();
             // Counted down under the lock (a caller that saw helpers active under it is then
             // already waiting), woken outside it, as in `run`. Release: the caller may see the
@@ -474,10 +548,12 @@ impl Pool {
     }
 
     /// Waits for a job with a free seat and takes the seat; but first gives way to the job's
-    /// calling thread if the scheduler put this worker on its CPU ([`gives_way`]).
-    fn next_job(&self) -> Arc<Job> {
+    /// calling thread if the scheduler put this worker on its CPU ([`gives_way`]). Also says
+    /// whether the worker slept meanwhile.
+    fn next_job(&self) -> (Arc<Job>, bool) {
         let idle_since = Instant::now();
         let mut yields = 0;
+        let mut slept = false;
         let mut queue = self.lock();
         loop {
             if let Some(job) = queue.jobs.iter().find(|j| j.wants_helpers()) {
@@ -490,7 +566,7 @@ impl Pool {
                 }
                 job.seats.fetch_sub(1, Ordering::Relaxed);
                 job.active.fetch_add(1, Ordering::Relaxed);
-                return Arc::clone(job);
+                return (Arc::clone(job), slept);
             }
             // Nothing here for this worker; a job opened from now on bumps `opened` (under the
             // lock held here). The job just finished may still be queued, its caller running
@@ -504,6 +580,7 @@ impl Pool {
                 continue;
             }
             self.sleeping.fetch_add(1, Ordering::Relaxed);
+            slept = true;
             queue = self
                 .work_available
                 .wait(queue)
@@ -549,14 +626,59 @@ mod tests {
         let us = Duration::from_micros;
         // 10 us per task so far: 3 tasks left are 30 us (alone), 4 are 40 (open to an awake
         // helper), 6 are 60 (wake one).
-        assert_eq!(helpers_worth(us(10), 1, 3), Joined::No);
-        assert_eq!(helpers_worth(us(10), 1, 4), Joined::Open);
-        assert_eq!(helpers_worth(us(20), 2, 5), Joined::Open);
-        assert_eq!(helpers_worth(us(20), 2, 6), Joined::Woken);
+        let worth = |elapsed, done, left| helpers_worth(elapsed, done, left, WAKE_WORTH);
+        assert_eq!(worth(us(10), 1, 3), Joined::No);
+        assert_eq!(worth(us(10), 1, 4), Joined::Open);
+        assert_eq!(worth(us(20), 2, 5), Joined::Open);
+        assert_eq!(worth(us(20), 2, 6), Joined::Woken);
+        // Where wakes were learnt to take 100 us, 6 tasks of 10 us only open the job.
+        assert_eq!(helpers_worth(us(20), 2, 6, us(200)), Joined::Open);
+        assert_eq!(helpers_worth(us(20), 2, 20, us(200)), Joined::Woken);
         // Nothing left, or nothing done yet, predicts nothing; huge counts saturate.
-        assert_eq!(helpers_worth(us(1000), 3, 0), Joined::No);
-        assert_eq!(helpers_worth(us(0), 0, 100), Joined::No);
-        assert_eq!(helpers_worth(us(1), 1, usize::MAX), Joined::Woken);
+        assert_eq!(worth(us(1000), 3, 0), Joined::No);
+        assert_eq!(worth(us(0), 0, 100), Joined::No);
+        assert_eq!(worth(us(1), 1, usize::MAX), Joined::Woken);
+    }
+
+    #[test]
+    fn the_pool_learns_what_wakes_take_and_wakes_only_for_twice_that() {
+        let us = Duration::from_micros;
+        // A quarter of the way to each wake's time, either way; one wake counts 1 ms at most.
+        assert_eq!(next_wake_to_help(us(30), us(130)), us(55));
+        assert_eq!(next_wake_to_help(us(130), us(30)), us(105));
+        assert_eq!(
+            next_wake_to_help(us(30), Duration::MAX),
+            us(30) + us(970) / 4
+        );
+        // Wakes that kept taking 150 us: within a dozen, the estimate is near them.
+        let mut estimate = WAKE_TO_HELP_FIRST_GUESS;
+        for _ in 0..12 {
+            estimate = next_wake_to_help(estimate, us(150));
+        }
+        assert!(estimate > us(145) && estimate <= us(150), "{estimate:?}");
+
+        let pool = Pool::new(0, 1);
+        assert_eq!(pool.wake_worth(), WAKE_WORTH);
+        // A job woken 100 us ago whose worker never joined: the pool learns the wake took that
+        // long (at least), once.
+        let job = Job {
+            task: TaskRef(&|_: usize| {}),
+            unclaimed: AtomicU64::new(pack(0, 0)),
+            seats: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
+            opener_cpu: AtomicU32::new(UNKNOWN_CPU),
+            woken_at: AtomicU64::new(0),
+        };
+        std::thread::sleep(us(400));
+        job.woken_at
+            .store(pool.since_epoch_ns() - 399_999, Ordering::Relaxed);
+        pool.learn_wake(&job);
+        let learnt = pool.wake_worth();
+        // 30 + (>= 400 - 30) / 4 >= 122.5 us, twice that >= 245 us.
+        assert!(learnt >= us(245), "{learnt:?}");
+        pool.learn_wake(&job);
+        assert_eq!(pool.wake_worth(), learnt, "one wake, learnt once");
     }
 
     #[test]
@@ -614,6 +736,7 @@ mod tests {
             active: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
             opener_cpu: AtomicU32::new(UNKNOWN_CPU),
+            woken_at: AtomicU64::new(0),
         };
         assert_eq!(job.claim(End::Front), Some(0));
         assert_eq!(job.claim(End::Back), Some(4));

@@ -621,6 +621,19 @@ fn spin_a_little() {
 mod tests {
     use super::*;
 
+    /// A job of `tasks` tasks that do nothing, not opened.
+    fn job_of(tasks: u32) -> Job {
+        Job {
+            task: TaskRef(&|_: usize| {}),
+            unclaimed: AtomicU64::new(pack(0, tasks)),
+            seats: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
+            opener_cpu: AtomicU32::new(UNKNOWN_CPU),
+            woken_at: AtomicU64::new(0),
+        }
+    }
+
     #[test]
     fn helpers_join_when_the_callers_pace_predicts_enough_work_left() {
         let us = Duration::from_micros;
@@ -659,17 +672,9 @@ mod tests {
 
         let pool = Pool::new(0, 1);
         assert_eq!(pool.wake_worth(), WAKE_WORTH);
-        // A job woken 100 us ago whose worker never joined: the pool learns the wake took that
+        // A job woken 400 us ago whose worker never joined: the pool learns the wake took that
         // long (at least), once.
-        let job = Job {
-            task: TaskRef(&|_: usize| {}),
-            unclaimed: AtomicU64::new(pack(0, 0)),
-            seats: AtomicUsize::new(0),
-            active: AtomicUsize::new(0),
-            panicked: AtomicBool::new(false),
-            opener_cpu: AtomicU32::new(UNKNOWN_CPU),
-            woken_at: AtomicU64::new(0),
-        };
+        let job = job_of(0);
         std::thread::sleep(us(400));
         job.woken_at
             .store(pool.since_epoch_ns() - 399_999, Ordering::Relaxed);
@@ -729,15 +734,7 @@ mod tests {
 
     #[test]
     fn the_caller_claims_from_the_front_and_helpers_from_the_back() {
-        let job = Job {
-            task: TaskRef(&|_: usize| {}),
-            unclaimed: AtomicU64::new(pack(0, 5)),
-            seats: AtomicUsize::new(0),
-            active: AtomicUsize::new(0),
-            panicked: AtomicBool::new(false),
-            opener_cpu: AtomicU32::new(UNKNOWN_CPU),
-            woken_at: AtomicU64::new(0),
-        };
+        let job = job_of(5);
         assert_eq!(job.claim(End::Front), Some(0));
         assert_eq!(job.claim(End::Back), Some(4));
         assert_eq!(job.claim(End::Back), Some(3));

@@ -132,7 +132,7 @@ pub(crate) fn split_at_two_threads((units, bytes_per_unit): (usize, usize)) -> (
 pub(crate) enum Engage {
     /// Once the calling thread's first chunks show the rest will take long enough: awake helpers
     /// from [`pool::HELP_WORTH`] of predicted work left, sleeping ones woken from
-    /// [`pool::WAKE_WORTH`].
+    /// [`pool::WAKE_WORTH`] or twice what wakes have recently taken to bring help, if longer.
     Measured,
     /// Awake helpers at once, sleeping ones woken as for `Measured`.
     Open,

@@ -14,8 +14,9 @@
 //! - a job is opened to workers, and a sleeping one woken, only when the call is worth it: at
 //!   once for large calls, otherwise once the caller's first tasks predict enough work left
 //!   ([`Engage`]);
-//! - a worker woken onto the very CPU of the call it is to help gives that CPU back rather than
-//!   preempt the caller ([`placement`](super::placement));
+//! - a worker that finds itself on the very CPU its job was opened from (where the system woke
+//!   it, most often) gives that CPU back rather than preempt the caller, a few times at most
+//!   ([`placement`](super::placement));
 //! - after `fork()`, the child (whose copy of the pool has no threads) starts a fresh pool on its
 //!   first threaded call: the pool records the process id it was made in;
 //! - a worker that cannot be started (thread limit, `pthread_create` failing) only means the
@@ -25,7 +26,7 @@
 //! with its own sleep policy, and has no notion of a fork; crossbeam offers parts (deques,
 //! scoped threads) rather than a pool. What is needed here is ~200 lines.
 
-use super::placement::{current_cpu, gives_way};
+use super::placement::{current_cpu, gives_way, GIVE_WAY_YIELDS};
 use super::Engage;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -99,9 +100,28 @@ const WAKE_TO_HELP_FIRST_GUESS: Duration = Duration::from_micros(30);
 /// busy spell must not stop the pool from waking anyone for a long while after.
 const WAKE_TO_HELP_MAX: Duration = Duration::from_millis(1);
 
+/// How fast an estimate above [`WAKE_TO_HELP_FIRST_GUESS`] falls back to it while no wake tells
+/// otherwise: its excess halves every this long. Wakes stop once they are learnt to be slow, so
+/// nothing else would ever bring a high estimate down; this way a pool that learnt slow wakes
+/// tries one again a few hundred milliseconds later, a cost of a few microseconds.
+const WAKE_TO_HELP_HALF_LIFE: Duration = Duration::from_millis(100);
+
+/// `estimate`, learnt `since` ago, as it stands now: its excess over the first guess halved
+/// for every [`WAKE_TO_HELP_HALF_LIFE`] since.
+fn decayed_wake_to_help(estimate: Duration, since: Duration) -> Duration {
+    let Some(excess) = estimate.checked_sub(WAKE_TO_HELP_FIRST_GUESS) else {
+        return estimate;
+    };
+    let halvings = since.as_nanos() / WAKE_TO_HELP_HALF_LIFE.as_nanos();
+    match u32::try_from(halvings) {
+        Ok(h) if h < 32 => WAKE_TO_HELP_FIRST_GUESS + excess / (1u32 << h),
+        _ => WAKE_TO_HELP_FIRST_GUESS,
+    }
+}
+
 /// The running estimate of what a wake takes to bring help, after a wake that took `sample`
 /// (at most [`WAKE_TO_HELP_MAX`]): a quarter of the way from `estimate` to it, so that one slow
-/// wake does not stop the next ones, and a machine whose wakes are slow is learnt within a few.
+/// wake does not move it far, and a machine whose wakes are slow is learnt within a few.
 fn next_wake_to_help(estimate: Duration, sample: Duration) -> Duration {
     let sample = sample.min(WAKE_TO_HELP_MAX);
     if sample >= estimate {
@@ -272,8 +292,11 @@ pub(crate) struct Pool {
     /// (then a hint: it may change right after).
     sleeping: AtomicUsize,
     /// What waking a sleeping worker has recently taken to bring it to work, in nanoseconds
-    /// ([`next_wake_to_help`]); a wake whose worker never joined counts until its job ended.
+    /// ([`next_wake_to_help`]); a wake whose worker never joined counts until its caller ran out
+    /// of tasks.
     wake_to_help_ns: AtomicU64,
+    /// When `wake_to_help_ns` was last learnt, in nanoseconds since `epoch`.
+    wake_learnt_at: AtomicU64,
     /// The origin of the jobs' `woken_at` times.
     epoch: Instant,
 }
@@ -292,6 +315,7 @@ impl Pool {
             opened: AtomicU64::new(0),
             sleeping: AtomicUsize::new(0),
             wake_to_help_ns: AtomicU64::new(WAKE_TO_HELP_FIRST_GUESS.as_nanos() as u64),
+            wake_learnt_at: AtomicU64::new(0),
             epoch: Instant::now(),
         }
     }
@@ -429,20 +453,35 @@ impl Pool {
     /// with `wake`, wakes as many sleeping ones. Returns how far helpers have now joined.
     fn open(&'static self, job: &Arc<Job>, helpers: usize, joined: Joined, wake: bool) -> Joined {
         self.start_workers(helpers);
+        // Asked before the lock is taken (on some systems it is a system call), and again when
+        // the job wakes workers after it was opened: the caller may have moved meanwhile.
+        if joined == Joined::No || wake {
+            job.opener_cpu
+                .store(current_cpu().unwrap_or(UNKNOWN_CPU), Ordering::Relaxed);
+        }
         let to_wake = {
             let mut queue = self.lock();
             if joined == Joined::No {
-                job.opener_cpu
-                    .store(current_cpu().unwrap_or(UNKNOWN_CPU), Ordering::Relaxed);
                 job.seats.store(helpers, Ordering::Relaxed);
                 queue.jobs.push(Arc::clone(job));
                 self.opened.fetch_add(1, Ordering::Release);
             }
-            if wake {
-                helpers.min(self.sleeping.load(Ordering::Relaxed))
+            // Only as many as there are seats left: awake workers may have taken some since the
+            // job was opened, and a worker woken for no seat would count as a wake that never
+            // helped.
+            let to_wake = if wake {
+                job.seats
+                    .load(Ordering::Relaxed)
+                    .min(self.sleeping.load(Ordering::Relaxed))
             } else {
                 0
+            };
+            // Stamped under the lock, before any woken worker can take the lock and a seat.
+            if to_wake > 0 {
+                job.woken_at
+                    .store(self.since_epoch_ns().saturating_add(1), Ordering::Relaxed);
             }
+            to_wake
         };
         // Woken after the lock is released: a worker woken while the caller still holds it
         // finds the lock taken and sleeps again on it, and the caller's unlock must then wake
@@ -452,10 +491,6 @@ impl Pool {
         // after 9.5; outside, 5.5-7.8 and 3.5-5.5 us. Nothing is lost: a worker counted as
         // sleeping above is already waiting (it counts itself under the lock and waits from
         // there), and a wake that reaches it later still finds the job.
-        if to_wake > 0 {
-            job.woken_at
-                .store(self.since_epoch_ns() + 1, Ordering::Relaxed);
-        }
         for _ in 0..to_wake {
             self.work_available.notify_one();
         }
@@ -469,8 +504,15 @@ impl Pool {
     /// Predicted work left from which a job wakes sleeping helpers: [`WAKE_WORTH`], or twice
     /// what wakes have recently taken to bring help where that is longer.
     fn wake_worth(&self) -> Duration {
-        let learnt = Duration::from_nanos(self.wake_to_help_ns.load(Ordering::Relaxed));
-        WAKE_WORTH.max(learnt.saturating_mul(2))
+        WAKE_WORTH.max(self.wake_to_help().saturating_mul(2))
+    }
+
+    /// What a wake is taken to bring help in now ([`decayed_wake_to_help`]).
+    fn wake_to_help(&self) -> Duration {
+        let estimate = Duration::from_nanos(self.wake_to_help_ns.load(Ordering::Relaxed));
+        let learnt_at = self.wake_learnt_at.load(Ordering::Relaxed);
+        let since = Duration::from_nanos(self.since_epoch_ns().saturating_sub(learnt_at));
+        decayed_wake_to_help(estimate, since)
     }
 
     /// Tells the pool what the wake for `job` took, once per wake: from the wake until now.
@@ -479,14 +521,15 @@ impl Pool {
         if woken_at == 0 {
             return;
         }
-        let took = Duration::from_nanos(self.since_epoch_ns().saturating_sub(woken_at - 1));
-        let estimate = Duration::from_nanos(self.wake_to_help_ns.load(Ordering::Relaxed));
-        let next = next_wake_to_help(estimate, took);
+        let now = self.since_epoch_ns();
+        let took = Duration::from_nanos(now.saturating_sub(woken_at - 1));
+        let next = next_wake_to_help(self.wake_to_help(), took);
         // A race with another job's update loses one of them: a hint either way.
         self.wake_to_help_ns.store(
             u64::try_from(next.as_nanos()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
         );
+        self.wake_learnt_at.store(now, Ordering::Relaxed);
     }
 
     fn since_epoch_ns(&self) -> u64 {
@@ -557,7 +600,9 @@ impl Pool {
         let mut queue = self.lock();
         loop {
             if let Some(job) = queue.jobs.iter().find(|j| j.wants_helpers()) {
-                if gives_way(job.opener_cpu(), current_cpu(), yields) {
+                // The CPU is asked only while giving way is still possible.
+                let opener = job.opener_cpu().filter(|_| yields < GIVE_WAY_YIELDS);
+                if opener.is_some() && gives_way(opener, current_cpu(), yields) {
                     yields += 1;
                     drop(queue);
                     std::thread::yield_now();
@@ -682,8 +727,36 @@ mod tests {
         let learnt = pool.wake_worth();
         // 30 + (>= 400 - 30) / 4 >= 122.5 us, twice that >= 245 us.
         assert!(learnt >= us(245), "{learnt:?}");
+        let raw = pool.wake_to_help_ns.load(Ordering::Relaxed);
         pool.learn_wake(&job);
-        assert_eq!(pool.wake_worth(), learnt, "one wake, learnt once");
+        assert_eq!(
+            pool.wake_to_help_ns.load(Ordering::Relaxed),
+            raw,
+            "one wake, learnt once"
+        );
+    }
+
+    #[test]
+    fn a_learnt_slow_wake_falls_back_to_the_first_guess_while_no_wake_tells_otherwise() {
+        let ms = Duration::from_millis;
+        let first = WAKE_TO_HELP_FIRST_GUESS;
+        let high = first + Duration::from_micros(400);
+        assert_eq!(decayed_wake_to_help(high, ms(0)), high);
+        assert_eq!(decayed_wake_to_help(high, ms(99)), high);
+        assert_eq!(
+            decayed_wake_to_help(high, ms(100)),
+            first + Duration::from_micros(200)
+        );
+        assert_eq!(
+            decayed_wake_to_help(high, ms(250)),
+            first + Duration::from_micros(100)
+        );
+        assert_eq!(decayed_wake_to_help(high, ms(100 * 40)), first);
+        assert_eq!(decayed_wake_to_help(high, Duration::MAX), first);
+        // Estimates at or below the first guess stay as they are.
+        assert_eq!(decayed_wake_to_help(first, ms(500)), first);
+        let low = Duration::from_micros(10);
+        assert_eq!(decayed_wake_to_help(low, ms(500)), low);
     }
 
     #[test]

@@ -594,7 +594,7 @@ impl Pool {
     /// calling thread if the scheduler put this worker on its CPU ([`gives_way`]). Also says
     /// whether the worker slept meanwhile.
     fn next_job(&self) -> (Arc<Job>, bool) {
-        let idle_since = Instant::now();
+        let mut idle_since = Instant::now();
         let mut yields = 0;
         let mut slept = false;
         let mut queue = self.lock();
@@ -606,6 +606,10 @@ impl Pool {
                     yields += 1;
                     drop(queue);
                     std::thread::yield_now();
+                    // Then it watches for the next job for a whole window, without spinning:
+                    // back asleep, it would be woken onto the caller's CPU again by the next
+                    // call, while watching it stays runnable where the system can move it.
+                    idle_since = Instant::now().checked_sub(SPIN).unwrap_or(idle_since);
                     queue = self.lock();
                     continue;
                 }

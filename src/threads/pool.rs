@@ -6,8 +6,9 @@
 //! - no thread exists until a call needs one, and never more than `available_parallelism - 1`
 //!   (the calling thread is the other), whatever `num_threads` says;
 //! - an idle worker spins for at most [`SPIN`] after its last task, then watches for work while
-//!   yielding its core to any thread that wants it, until [`IDLE_WATCH`] after its last task,
-//!   then sleeps on a condition variable: an idle process burns no CPU;
+//!   yielding its core to any thread that wants it, until [`IDLE_WATCH`] after its last task
+//!   (or after it last gave way, below), then sleeps on a condition variable: an idle process
+//!   burns no CPU;
 //! - a call never waits for a worker to become free: the calling thread claims tasks of its own
 //!   job until none is left, so calls from many host threads at once share the workers without
 //!   deadlock, and a call only waits for tasks a worker has already started;

@@ -45,11 +45,15 @@ pub(super) fn current_cpu() -> Option<u32> {
 /// gets its CPU back at once from each yield, and so loses only a few microseconds.
 pub(super) const GIVE_WAY_YIELDS: u32 = 4;
 
-/// Whether a worker on CPU `here` that has given way `yields` times already should yield once
-/// more rather than help a job opened on CPU `opener`: when both are known and equal, up to
-/// [`GIVE_WAY_YIELDS`] times.
-pub(super) fn gives_way(opener: Option<u32>, here: Option<u32>, yields: u32) -> bool {
-    yields < GIVE_WAY_YIELDS && opener.is_some() && opener == here
+/// Whether a worker that has given way `yields` times already should yield once more rather than
+/// help a job opened on CPU `opener`: when the opener's CPU is known and is the one the worker
+/// runs on (`here`, asked only then: it can be a system call), up to [`GIVE_WAY_YIELDS`] times.
+pub(super) fn gives_way(
+    opener: Option<u32>,
+    yields: u32,
+    here: impl FnOnce() -> Option<u32>,
+) -> bool {
+    yields < GIVE_WAY_YIELDS && opener.is_some() && opener == here()
 }
 
 #[cfg(test)]
@@ -58,14 +62,19 @@ mod tests {
 
     #[test]
     fn a_worker_gives_way_only_on_its_openers_cpu_and_only_a_few_times() {
-        assert!(gives_way(Some(1), Some(1), 0));
-        assert!(gives_way(Some(0), Some(0), GIVE_WAY_YIELDS - 1));
-        assert!(!gives_way(Some(0), Some(0), GIVE_WAY_YIELDS));
-        assert!(!gives_way(Some(0), Some(1), 0));
+        let on = |cpu: Option<u32>| move || cpu;
+        assert!(gives_way(Some(1), 0, on(Some(1))));
+        assert!(gives_way(Some(0), GIVE_WAY_YIELDS - 1, on(Some(0))));
+        assert!(!gives_way(Some(0), GIVE_WAY_YIELDS, on(Some(0))));
+        assert!(!gives_way(Some(0), 0, on(Some(1))));
         // Unknown CPUs never hold a worker back.
-        assert!(!gives_way(None, None, 0));
-        assert!(!gives_way(Some(0), None, 0));
-        assert!(!gives_way(None, Some(0), 0));
+        assert!(!gives_way(None, 0, on(None)));
+        assert!(!gives_way(Some(0), 0, on(None)));
+        assert!(!gives_way(None, 0, on(Some(0))));
+        // The worker's own CPU is asked only when it could matter.
+        let never = || -> Option<u32> { panic!("asked") };
+        assert!(!gives_way(None, 0, never));
+        assert!(!gives_way(Some(0), GIVE_WAY_YIELDS, never));
     }
 
     #[test]

@@ -27,7 +27,7 @@
 //! with its own sleep policy, and has no notion of a fork; crossbeam offers parts (deques,
 //! scoped threads) rather than a pool. What is needed here is ~200 lines.
 
-use super::placement::{current_cpu, gives_way, GIVE_WAY_YIELDS};
+use super::placement::{current_cpu, gives_way};
 use super::Engage;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -396,13 +396,14 @@ impl Pool {
             Engage::Measured => Joined::No,
         };
         let start = Instant::now();
+        // Read once per call: it moves only as wakes are learnt, or over 100 ms.
+        let wake_worth = self.wake_worth();
         let mut done = 0u32;
         while job.run_one(End::Front) {
             done = done.saturating_add(1);
             if joined == Joined::Woken {
                 continue;
             }
-            let wake_worth = self.wake_worth();
             match (
                 joined,
                 helpers_worth(start.elapsed(), done, job.left(), wake_worth),
@@ -601,9 +602,7 @@ impl Pool {
         let mut queue = self.lock();
         loop {
             if let Some(job) = queue.jobs.iter().find(|j| j.wants_helpers()) {
-                // The CPU is asked only while giving way is still possible.
-                let opener = job.opener_cpu().filter(|_| yields < GIVE_WAY_YIELDS);
-                if opener.is_some() && gives_way(opener, current_cpu(), yields) {
+                if gives_way(job.opener_cpu(), yields, current_cpu) {
                     yields += 1;
                     drop(queue);
                     std::thread::yield_now();

@@ -741,6 +741,32 @@ mod tests {
     }
 
     #[test]
+    fn a_job_wakes_workers_only_for_the_seats_left() {
+        // A pool of its own whose one worker counts as started and asleep: `open` starts no
+        // thread, and its wake reaches no one.
+        let pool: &'static Pool = Box::leak(Box::new(Pool::new(0, 1)));
+        pool.started.store(1, Ordering::Relaxed);
+        pool.sleeping.store(1, Ordering::Relaxed);
+        let job = Arc::new(job_of(4));
+        // Opened before; an awake worker has since taken its one seat. Waking the sleeper would
+        // wake it for nothing, and count as a wake that never helped.
+        job.seats.store(0, Ordering::Relaxed);
+        assert_eq!(pool.open(&job, 1, Joined::Open, true), Joined::Woken);
+        assert_eq!(
+            job.woken_at.load(Ordering::Relaxed),
+            0,
+            "no wake for no seat"
+        );
+        job.seats.store(1, Ordering::Relaxed);
+        pool.open(&job, 1, Joined::Open, true);
+        assert_ne!(
+            job.woken_at.load(Ordering::Relaxed),
+            0,
+            "a wake for the seat left"
+        );
+    }
+
+    #[test]
     fn a_learnt_slow_wake_falls_back_to_the_first_guess_while_no_wake_tells_otherwise() {
         let ms = Duration::from_millis;
         let first = WAKE_TO_HELP_FIRST_GUESS;

@@ -17,7 +17,7 @@
 //! (2.6-4.3 us against 1.7-2.9 us for the lanes loop).
 
 use super::gathers::{gather_rows_avx512, gathers_take};
-use super::lanes::gather_rows_avx2;
+use super::lanes::{gather_rows_avx2, values_ahead_of_reads};
 use super::strided_rows::StridedRows;
 use std::mem::MaybeUninit;
 use std::sync::OnceLock;
@@ -105,7 +105,13 @@ unsafe fn race() -> (Duration, Duration) {
             if gathers {
                 gather_rows_avx512(&table, &row, &idx, &mut out)
             } else {
-                gather_rows_avx2(&table, &row, &idx, &mut out)
+                gather_rows_avx2(
+                    &table,
+                    &row,
+                    values_ahead_of_reads::<u32>(&row),
+                    &idx,
+                    &mut out,
+                )
             }
         };
         let took = start.elapsed();

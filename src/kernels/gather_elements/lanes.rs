@@ -41,7 +41,8 @@ pub(super) fn lanes_take<I: IndexElement>(size: usize) -> bool {
 /// (`inner_stride` 0, `axis_stride` 1), `out[r][j] = slab[r * row_stride + r(idx[r][j])]`;
 /// across it (`inner_stride` 1), `out[r][j] = slab[r * row_stride + j + r(idx[r][j]) *
 /// axis_stride]`. Returns whether every value was in `[-axis_size, axis_size - 1]` (a value
-/// outside reads position 0).
+/// outside reads position 0). `lookahead` is [`values_ahead_of_reads`] of `g`, passed in so that
+/// callers that gather many runs of one geometry work it out once.
 ///
 /// # Safety
 /// The CPU has AVX2; [`lanes_take`] holds for `I` and `g.axis_size`; `g` is one of the two
@@ -52,6 +53,7 @@ pub(super) fn lanes_take<I: IndexElement>(size: usize) -> bool {
 pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
     slab: &[E],
     g: &StridedRows,
+    lookahead: usize,
     idx: &[I],
     out: &mut [MaybeUninit<E>],
 ) -> bool {
@@ -67,7 +69,7 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 + (size - 1) * g.axis_stride
                 < slab.len()
     );
-    let lookahead = values_ahead_of_reads::<E>(g);
+    debug_assert_eq!(lookahead, values_ahead_of_reads::<E>(g));
     let mut inside = true;
     for r in 0..rows {
         let at = r * row_len;
@@ -259,7 +261,7 @@ const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
 /// The lanes loop's [`reads_ahead_for`] the rows `g` describes: by the span a row reads (along
 /// the axis, the axis; across it, every position's stretch of the row's columns).
 #[cfg(target_arch = "x86_64")]
-fn values_ahead_of_reads<E>(g: &StridedRows) -> usize {
+pub(super) fn values_ahead_of_reads<E>(g: &StridedRows) -> usize {
     reads_ahead_for(
         g.read_span().saturating_mul(std::mem::size_of::<E>()),
         g.row_len,

@@ -55,12 +55,11 @@ impl ElementsKernel {
                 rest = tail;
                 let first = row * self.row_len;
                 let idx = &indices[first..first + run * self.row_len];
-                gather_strided_rows::<E, I>(data, geometry, idx, part, &mut copy).map_err(|j| {
-                    BadIndex {
+                gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(), idx, part, &mut copy)
+                    .map_err(|j| BadIndex {
                         position: first + j,
                         value: idx[j].to_i64(),
-                    }
-                })?;
+                    })?;
                 cursor.advance_by(run);
                 row += run;
             }
@@ -155,12 +154,11 @@ impl ElementsKernel {
             // Cannot panic: `split_units` passes column ranges of the one row, which has
             // indices.len() == row_len values.
             let idx = &indices[columns.clone()];
-            gather_strided_rows::<E, I>(data, geometry, idx, chunk, &mut copy).map_err(|j| {
-                BadIndex {
+            gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(), idx, chunk, &mut copy)
+                .map_err(|j| BadIndex {
                     position: columns.start + j,
                     value: idx[j].to_i64(),
-                }
-            })
+                })
         })
     }
 }

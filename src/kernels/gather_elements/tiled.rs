@@ -1,6 +1,6 @@
 //! The cache-tiled traversal for a gather across a non-last axis.
 
-use super::strided_rows::{gather_strided_rows, StridedRows};
+use super::strided_rows::StridedRows;
 use super::ElementsKernel;
 use crate::kernels::cache::{l2_bytes, LINE};
 use crate::kernels::cursor::RowCursor;
@@ -99,6 +99,9 @@ impl ElementsKernel {
                         };
                         (data, geometry)
                     };
+                    // The tile's rows share a geometry: one choice of loop and one slab for all.
+                    let rows = geometry.chosen::<E, I>();
+                    let tile_rows = rows.in_data(tile);
                     // The next tile's source rows are prefetched into L2 (L1 holds this tile) a
                     // share per output row, so that packing finds them in cache instead of
                     // waiting on each row in turn.
@@ -123,9 +126,7 @@ impl ElementsKernel {
                         // The rows of a tile are a row of indices apart, too far for the
                         // hardware prefetchers to follow: ask for a later row's indices.
                         prefetch_range(indices, at + TILE_PREFETCH_ROWS * columns, width);
-                        if gather_strided_rows(tile, geometry, idx_part, out_part, &mut copy)
-                            .is_err()
-                        {
+                        if tile_rows.gather(idx_part, out_part, &mut copy).is_err() {
                             failed.store(true, Ordering::Relaxed);
                             return;
                         }

@@ -622,6 +622,7 @@ mod tests {
             axis_stride: width,
             axis_size: positions,
             call_rows: rows,
+            call_values: rows * width,
         }
     }
 

@@ -259,11 +259,12 @@ const READS_AHEAD_L2S: usize = 4;
 const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
 
 /// The lanes loop's [`reads_ahead_for`] the rows `g` describes: by the span a row reads (along
-/// the axis, the axis; across it, every position's stretch of the row's columns).
+/// the axis, the axis; across it, every position's stretch of the row's columns), or the lines
+/// the call's values can touch when fewer ([`StridedRows::lines_touched_bytes`]).
 #[cfg(target_arch = "x86_64")]
 pub(super) fn values_ahead_of_reads<E>(g: &StridedRows) -> usize {
     reads_ahead_for(
-        g.read_span().saturating_mul(std::mem::size_of::<E>()),
+        g.lines_touched_bytes(g.read_span().saturating_mul(std::mem::size_of::<E>())),
         g.row_len,
     )
 }
@@ -412,12 +413,17 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn rows_across_the_axis_ask_for_reads_ahead_by_the_span_of_their_positions() {
         use super::super::strided_rows::tests::rows_along;
+        // Rows of a call of 16M values, whose reads can touch every line of any span here.
+        let many = |g: StridedRows| StridedRows {
+            call_values: 1 << 24,
+            ..g
+        };
         let across = |positions: usize| StridedRows {
             inner_stride: 1,
             axis_stride: 1024,
             axis_size: positions,
             row_stride: 0,
-            ..rows_along(8, 1024, positions)
+            ..many(rows_along(8, 1024, positions))
         };
         // With a 2 MiB L2, spans past 8 MiB. 4096 positions of 1024 f32 columns (16 MiB): the
         // span, not the 16 KiB axis of positions times the element, decides.
@@ -426,11 +432,11 @@ mod tests {
             assert_eq!(values_ahead_of_reads::<f32>(&across(2048)), 0);
             // Along the axis, the axis.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20)),
+                values_ahead_of_reads::<f32>(&many(rows_along(4, 1024, 8 << 20))),
                 POSITIONS_AHEAD
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20)),
+                values_ahead_of_reads::<f32>(&many(rows_along(4, 1024, 1 << 20))),
                 0
             );
         });
@@ -438,6 +444,39 @@ mod tests {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             assert_eq!(values_ahead_of_reads::<f32>(&across(1536)), POSITIONS_AHEAD);
             assert_eq!(values_ahead_of_reads::<f32>(&across(1024)), 0);
+        });
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn reads_are_asked_for_ahead_only_when_the_calls_values_can_touch_lines_past_the_line() {
+        use super::super::strided_rows::tests::rows_along;
+        // A 1-D gather from 16 MiB of f32, one run of the call's values (past four 1 MiB L2s
+        // and 4 MiB from 65537 values, a line each).
+        let one_d = |values: usize| StridedRows {
+            row_stride: 0,
+            ..rows_along(1, values, 4 << 20)
+        };
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            // Seed 193's configuration 82: 26068 values from 16 MB.
+            assert_eq!(values_ahead_of_reads::<f32>(&one_d(26_068)), 0);
+            assert_eq!(values_ahead_of_reads::<f32>(&one_d(65_536)), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&one_d(65_537)),
+                POSITIONS_AHEAD
+            );
+            // A run of a larger call counts the call's values, not its own.
+            let run_of_many = StridedRows {
+                call_values: 1 << 20,
+                ..one_d(1000)
+            };
+            assert_eq!(values_ahead_of_reads::<f32>(&run_of_many), POSITIONS_AHEAD);
+            // Few values never make a span count as more than it is.
+            let small_span = StridedRows {
+                call_values: 1 << 20,
+                ..rows_along(1, 1 << 20, 1 << 20)
+            };
+            assert_eq!(values_ahead_of_reads::<f32>(&small_span), 0);
         });
     }
 }

@@ -88,6 +88,7 @@ impl ElementsKernel {
                             axis_stride: width,
                             axis_size: self.axis_size,
                             call_rows: self.rows,
+                            call_values: self.rows.saturating_mul(self.row_len),
                         };
                         (&packed, geometry)
                     } else {
@@ -100,6 +101,7 @@ impl ElementsKernel {
                             axis_stride: self.axis_stride,
                             axis_size: self.axis_size,
                             call_rows: self.rows,
+                            call_values: self.rows.saturating_mul(self.row_len),
                         };
                         (data, geometry)
                     };

@@ -96,6 +96,7 @@ unsafe fn race() -> (Duration, Duration) {
     let row = race_row();
     debug_assert!(gathers_take::<u32, i32>(&row));
     debug_assert!(row.takes_lanes::<u32, i32>());
+    let lookahead = values_ahead_of_reads::<u32>(&row);
     let mut run = |gathers: bool| {
         let start = Instant::now();
         // SAFETY: the CPU has AVX-512F and AVX-512VL (this function's contract) and AVX2
@@ -106,13 +107,7 @@ unsafe fn race() -> (Duration, Duration) {
             if gathers {
                 gather_rows_avx512(&table, &row, &idx, &mut out)
             } else {
-                gather_rows_avx2(
-                    &table,
-                    &row,
-                    values_ahead_of_reads::<u32>(&row),
-                    &idx,
-                    &mut out,
-                )
+                gather_rows_avx2(&table, &row, lookahead, &idx, &mut out)
             }
         };
         let took = start.elapsed();

@@ -187,7 +187,7 @@ fn reads_hit_l2(g: &StridedRows, element_size: usize, span_bytes: usize, along: 
 /// leave it wait on a miss in every lane, where the other loops overlap the misses better:
 /// across a 2 MiB slab, one row of 1024 f32 took 1.36x the time with the gathers and 4 rows
 /// 1.17-1.43x, while W2's slabs read by 8 of their 512 positions tied (1.00x) and by 64 gained
-/// (0.87-0.89x). A tile's rows come one per call (`rows` 1): its reuse is not seen, and tiles
+/// (0.87-0.89x). A tile's rows come one per run (`rows` 1): its reuse is not seen, and tiles
 /// keep the other loops (with the gathers they measured 0.86-1.10x).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn reads_return_to_lines(g: &StridedRows, element_size: usize) -> bool {
@@ -757,7 +757,7 @@ mod tests {
             assert!(gathers_take::<f64, i64>(&rows_along(800, 64, 1024)));
         });
         // Tiles across the axis: 8 KiB (64 positions of 16 f64 columns); W2's 64 KiB (512
-        // positions of 32 columns), one tile row per call as the tiled traversal passes them,
+        // positions of 32 columns), one tile row per run as the tiled traversal passes them,
         // keep the other loops.
         assert!(gathers_take::<f64, i64>(&tile_across(64, 16, 64)));
         assert!(gathers_take::<u32, i32>(&tile_across(43, 22, 43)));

@@ -14,8 +14,9 @@
 //! Each value is read from caller memory once, by the vector load; the check and the address
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read. (Where
-//! reads span past four L2s, the values 64 on are also loaded, but only to aim prefetch hints,
-//! which read nothing and cannot fault: [`reads_ahead_for`].)
+//! reads span past four L2s and the call's values can touch that many lines, the values 64 on are
+//! also loaded, but only to aim prefetch hints, which read nothing and cannot fault:
+//! [`reads_ahead_for`].)
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
@@ -42,7 +43,8 @@ pub(super) fn lanes_take<I: IndexElement>(size: usize) -> bool {
 /// across it (`inner_stride` 1), `out[r][j] = slab[r * row_stride + j + r(idx[r][j]) *
 /// axis_stride]`. Returns whether every value was in `[-axis_size, axis_size - 1]` (a value
 /// outside reads position 0). `lookahead` is [`values_ahead_of_reads`] of `g`, passed in so that
-/// callers that gather many runs of one geometry work it out once.
+/// callers that gather many runs of one geometry work it out once; any value is safe (a value
+/// that far on is loaded only when the row has it), a wrong one only mistimes the hints.
 ///
 /// # Safety
 /// The CPU has AVX2; [`lanes_take`] holds for `I` and `g.axis_size`; `g` is one of the two
@@ -69,7 +71,6 @@ pub(super) unsafe fn gather_rows_avx2<E: RawElement, I: IndexElement>(
                 + (size - 1) * g.axis_stride
                 < slab.len()
     );
-    debug_assert_eq!(lookahead, values_ahead_of_reads::<E>(g));
     let mut inside = true;
     for r in 0..rows {
         let at = r * row_len;
@@ -139,7 +140,8 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
         if j % (2 * L::N) == 0 {
             prefetch_lines(values, j + ahead, 1);
         }
-        if lookahead != 0 && j + lookahead + L::N <= n {
+        // Written so that no lookahead, however large, wraps: j + N <= n here.
+        if lookahead != 0 && lookahead <= n - j - L::N {
             // SAFETY: values j + lookahead.. + N are the row's (checked above), readable.
             // They only aim hints: their own iteration reads them again for its reads.
             let later = unsafe { _mm256_loadu_si256(values.as_ptr().add(j + lookahead).cast()) };

@@ -164,7 +164,7 @@ pub(super) struct ChosenRows {
     lines_per_piece: usize,
 }
 
-/// The loops [`gather_strided_rows`] runs rows in.
+/// The loops [`RowsInSlab::gather`] runs rows in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RowsLoop {
     /// The AVX-512 gather instructions ([`gathers`]).
@@ -272,7 +272,14 @@ impl<E: RawElement> RowsInSlab<'_, E> {
         }
         // The loops read and write these runs by position: their lengths are checked here, once
         // per run.
-        assert!(idx.len() == g.rows * g.row_len && out.len() == idx.len());
+        assert!(
+            g.rows.checked_mul(g.row_len) == Some(idx.len()) && out.len() == idx.len(),
+            "a run of {} x {} positions got {} index values and {} outputs",
+            g.rows,
+            g.row_len,
+            idx.len(),
+            out.len()
+        );
         match self.rows.gather_loop {
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Gathers => {
@@ -294,7 +301,7 @@ impl<E: RawElement> RowsInSlab<'_, E> {
                     unsafe { lanes::gather_rows_avx2(self.slab, g, self.rows.lookahead, idx, out) };
                 or_first_bad(inside, idx, g.axis_size)
             }
-            RowsLoop::Blocks => gather_blocks(self.slab, &self.rows, idx, out, copy),
+            RowsLoop::Blocks => gather_in_blocks(self.slab, &self.rows, idx, out, copy),
         }
     }
 }
@@ -326,7 +333,7 @@ fn or_first_bad<I: IndexElement>(inside: bool, idx: &[I], axis_size: usize) -> R
 /// The block loop over `slab`, the rows' reach in data (starting at `g.base`), for rows across the
 /// axis when `ACROSS`, along it otherwise.
 #[inline(always)]
-fn gather_blocks_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
+fn gather_in_blocks_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
     slab: &[E],
     rows: &ChosenRows,
     idx: &[I],
@@ -443,7 +450,8 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
     }
 }
 
-/// Gathers a segment along the axis (stride 1) whose reads span past four L2s and 4 MiB, asking for
+/// Gathers a segment along the axis (stride 1) whose reads span past four L2s and 4 MiB (and whose
+/// call's values can touch that many lines), asking for
 /// the data of the position `lookahead` on in the segment's row, as the lanes loop does
 /// ([`lanes::reads_ahead_for`]; this loop's own numbers below are all from spans of 20 MiB or
 /// more); the positions are this task's checked copy, so the hints read nothing of the caller's
@@ -583,20 +591,22 @@ const PREFETCH_PIECE: usize = 32;
 
 isa::best_isa! {
     /// The block loop: each block of index values read once into a copy, checked there, and
-    /// gathered from the copy. With AVX2 where the CPU has it (wider registers for the index
-    /// checks and arithmetic; the loads stay scalar, which on Zen 3 beat hardware gathers).
-    fn gather_blocks<E: RawElement, I: IndexElement>(
+    /// gathered from the copy. `slab` must be the one [`ChosenRows::in_data`] took for `rows`
+    /// (the loop indexes it unchecked up to the rows' reach; its one caller, `RowsInSlab::gather`,
+    /// passes it so). With AVX2 where the CPU has it (wider registers for the index checks and
+    /// arithmetic; the loads stay scalar, which on Zen 3 beat hardware gathers).
+    fn gather_in_blocks<E: RawElement, I: IndexElement>(
         slab: &[E],
         rows: &ChosenRows,
         idx: &[I],
         out: &mut [MaybeUninit<E>],
         copy: &mut IndexCopy<I>,
-    ) -> Result<(), usize> = gather_blocks_either;
+    ) -> Result<(), usize> = gather_in_blocks_either;
 }
 
 /// Rows along the axis and rows across it as separate loops, chosen once per run.
 #[inline(always)]
-fn gather_blocks_either<E: RawElement, I: IndexElement>(
+fn gather_in_blocks_either<E: RawElement, I: IndexElement>(
     slab: &[E],
     rows: &ChosenRows,
     idx: &[I],
@@ -604,9 +614,9 @@ fn gather_blocks_either<E: RawElement, I: IndexElement>(
     copy: &mut IndexCopy<I>,
 ) -> Result<(), usize> {
     if rows.geometry.inner_stride == 0 {
-        gather_blocks_as::<E, I, false>(slab, rows, idx, out, copy)
+        gather_in_blocks_as::<E, I, false>(slab, rows, idx, out, copy)
     } else {
-        gather_blocks_as::<E, I, true>(slab, rows, idx, out, copy)
+        gather_in_blocks_as::<E, I, true>(slab, rows, idx, out, copy)
     }
 }
 
@@ -735,7 +745,7 @@ pub(super) mod tests {
     }
 
     #[test]
-    #[should_panic]
+    #[should_panic(expected = "got 49999 index values and 50000 outputs")]
     fn a_run_whose_index_values_are_fewer_than_its_output_panics_before_any_read() {
         // 1-D rows the lanes loop takes on AVX2 (the block loop elsewhere): one value short.
         let g = StridedRows {

@@ -88,7 +88,7 @@ impl ElementsKernel {
                             axis_stride: width,
                             axis_size: self.axis_size,
                             call_rows: self.rows,
-                            call_values: self.rows.saturating_mul(self.row_len),
+                            call_values: self.len(),
                         };
                         (&packed, geometry)
                     } else {
@@ -101,7 +101,7 @@ impl ElementsKernel {
                             axis_stride: self.axis_stride,
                             axis_size: self.axis_size,
                             call_rows: self.rows,
-                            call_values: self.rows.saturating_mul(self.row_len),
+                            call_values: self.len(),
                         };
                         (data, geometry)
                     };
@@ -249,7 +249,8 @@ const TILE_MIN_ROW_BYTES: usize = 256;
 /// Measured on a Zen 4 (one build, the distance toggled between alternating calls), time 8 rows
 /// ahead against none, 1 / 2 threads: W2 0.94-0.95x / 0.93-0.95x, W3 0.93-0.95x / 0.89-0.93x,
 /// f32 [128, 64, 2048] along axis 0 0.88x / 0.91x, float16 [64, 1024, 512] along axis 1 0.98x /
-/// 0.99x, W2 with int32 indices 0.99x / 1.01x; 16, 32 and 64 rows ahead gained less.
+/// 0.99x, W2 with int32 indices 0.99x / 1.01x; 16, 32 and 64 rows ahead gained less. Two builds
+/// by turns: W2 0.96-0.97x, W3 0.95-0.98x, [128, 64, 2048] 0.87-0.88x, the float16 one 0.95-0.97x.
 const PACK_ROWS_AHEAD: usize = 8;
 
 /// How many rows ahead the tiled traversal prefetches indices.

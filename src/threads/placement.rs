@@ -9,11 +9,11 @@
 //! wake call (135-230 µs), then spun there for its idle watch; the 2-thread calls took 1.4-1.6x
 //! their 1-thread time. A worker in that place gives the CPU back instead ([`gives_way`]), and
 //! joins once it runs anywhere else, or after a few yields wherever it is. Only where the system
-//! tells a thread its CPU (Linux, Android); elsewhere workers join as before. Two builds by turns in one process, each 2-thread call 3 ms
-//! after the last (the worker asleep), 2-thread over 1-thread time of eleven sweep
-//! configurations of 40-300 µs: 1.23-1.61x before, 0.97-1.30x giving way; in the sweep's own
-//! settled column, five of seed 187 went from 1.04-1.63x to 1.05-1.25x. Calls back to back (the
-//! worker awake on its own CPU) did not change (within 2%).
+//! tells a thread its CPU (Linux, Android); elsewhere workers join as before. Two builds by turns
+//! in one process, each 2-thread call 3 ms after the last (the worker asleep), 2-thread over
+//! 1-thread time of eleven sweep configurations of 40-300 µs: 1.23-1.61x before, 0.97-1.30x
+//! giving way; in the sweep's own settled column, five of seed 187 went from 1.04-1.63x to
+//! 1.05-1.25x. Calls back to back (the worker awake on its own CPU) did not change (within 2%).
 //!
 //! Moving the worker to another CPU instead (narrowing its affinity mask for a moment) helped
 //! bursts of calls after an idle spell, but cost the single call more than yielding: the worker

@@ -511,10 +511,17 @@ impl Pool {
 
     /// What a wake is taken to bring help in now ([`decayed_wake_to_help`]).
     fn wake_to_help(&self) -> Duration {
+        self.wake_to_help_at(self.since_epoch_ns())
+    }
+
+    /// [`Pool::wake_to_help`] at `now` (nanoseconds since the epoch).
+    fn wake_to_help_at(&self, now: u64) -> Duration {
         let estimate = Duration::from_nanos(self.wake_to_help_ns.load(Ordering::Relaxed));
         let learnt_at = self.wake_learnt_at.load(Ordering::Relaxed);
-        let since = Duration::from_nanos(self.since_epoch_ns().saturating_sub(learnt_at));
-        decayed_wake_to_help(estimate, since)
+        decayed_wake_to_help(
+            estimate,
+            Duration::from_nanos(now.saturating_sub(learnt_at)),
+        )
     }
 
     /// Tells the pool what the wake for `job` took, once per wake: from the wake until now.
@@ -525,7 +532,7 @@ impl Pool {
         }
         let now = self.since_epoch_ns();
         let took = Duration::from_nanos(now.saturating_sub(woken_at - 1));
-        let next = next_wake_to_help(self.wake_to_help(), took);
+        let next = next_wake_to_help(self.wake_to_help_at(now), took);
         // A race with another job's update loses one of them: a hint either way.
         self.wake_to_help_ns.store(
             u64::try_from(next.as_nanos()).unwrap_or(u64::MAX),

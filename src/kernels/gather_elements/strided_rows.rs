@@ -50,6 +50,7 @@ impl StridedRows {
     pub(super) fn lines_touched_bytes(&self, span_bytes: usize) -> usize {
         span_bytes.min(self.call_values.saturating_mul(LINE))
     }
+
     /// Whether these rows take the lanes loop ([`lanes`]) on a CPU with AVX2: rows at least
     /// [`LANES_MIN_ROW`] values long whose reads span at least [`LANES_MIN_ROW_DATA`] bytes, and
     /// either along the axis with stride 1 and no prefetch of the next row, or across it with
@@ -228,16 +229,12 @@ impl ChosenRows {
     /// When the rows read past the end of `data`: never for the rows of a validated plan.
     pub(super) fn in_data<'a, E: RawElement>(&self, data: &'a [E]) -> RowsInSlab<'a, E> {
         let g = &self.geometry;
+        // Every element read lies in the slab: from the first row's start to the last row's
+        // last column at the axis's last position (rows that read nothing get none).
         let slab = if g.rows == 0 || g.row_len == 0 || g.axis_size == 0 {
             &data[..0]
         } else {
-            // Every element read lies in the slab: from the first row's start to the last row's
-            // last column at the axis's last position.
-            let span = (g.rows - 1) * g.row_stride
-                + (g.row_len - 1) * g.inner_stride
-                + (g.axis_size - 1) * g.axis_stride
-                + 1;
-            &data[g.base..g.base + span]
+            &data[g.base..g.base + g.reach()]
         };
         RowsInSlab { slab, rows: *self }
     }

@@ -13,7 +13,8 @@ use std::sync::Mutex;
 
 /// Runs `work(range, out_chunk)` over `0..units` split into `par.tasks()` contiguous ranges,
 /// where unit `u` owns `out[u * unit_len..(u + 1) * unit_len]`. Returns the lowest-positioned bad
-/// index.
+/// index. A call of `work` may cover several neighbouring tasks' ranges at once (see
+/// [`Parallel::run`]): every unit's output depends only on the unit, so the output is the same.
 pub(crate) fn split_units<E, F>(
     out: &mut [MaybeUninit<E>],
     units: usize,
@@ -29,51 +30,34 @@ where
     if tasks <= 1 || units <= 1 {
         return work(0..units, out);
     }
-    let per_chunk = units.div_ceil(tasks);
-    // Each chunk is taken (once) by the task of its number; its result is left in its slot.
-    let mut chunks = Vec::with_capacity(tasks);
-    let mut rest = out;
-    let mut start = 0;
-    while start < units {
-        let end = (start + per_chunk).min(units);
-        let (chunk, tail) = std::mem::take(&mut rest).split_at_mut((end - start) * unit_len);
-        rest = tail;
-        chunks.push(Mutex::new(ChunkSlot::Todo(start..end, chunk)));
-        start = end;
-    }
-    par.run(chunks.len(), &|i| {
-        // Cannot panic: `run` passes only i < chunks.len().
-        let mut slot = chunks[i]
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let ChunkSlot::Todo(range, chunk) = std::mem::replace(&mut *slot, ChunkSlot::Done(None))
-        {
-            *slot = ChunkSlot::Done(work(range, chunk).err());
+    let per_task = units.div_ceil(tasks);
+    let out = DisjointOut::new(out);
+    let first = Mutex::new(None);
+    par.run(units.div_ceil(per_task), &|claimed| {
+        let range = task_units(claimed, per_task, units);
+        // SAFETY: `run` hands each task to one call only, so the ranges of calls in flight are
+        // disjoint, and so are their units' outputs. Cannot panic for the callers' outputs,
+        // which hold `units * unit_len` elements (`range` checks it).
+        let chunk = unsafe { out.range(range.start * unit_len, range.len() * unit_len) };
+        if let Err(bad) = work(range, chunk) {
+            let mut first = first
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            *first = BadIndex::first(*first, Some(bad));
         }
     });
-    let first = chunks.into_iter().fold(None, |first, slot| {
-        match slot
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-        {
-            ChunkSlot::Done(found) => BadIndex::first(first, found),
-            // Every task ran (`run` returns only then, or panics).
-            ChunkSlot::Todo(..) => first,
-        }
-    });
-    match first {
+    match first
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    {
         Some(bad) => Err(bad),
         None => Ok(()),
     }
 }
 
-enum ChunkSlot<'a, E> {
-    Todo(Range<usize>, &'a mut [MaybeUninit<E>]),
-    Done(Option<BadIndex>),
-}
-
-/// Runs `work` over `0..units` split into at most `par.tasks()` contiguous ranges. For kernels
-/// whose writes are not one contiguous range per unit; they write through a [`DisjointOut`].
+/// Runs `work` over `0..units` split into at most `par.tasks()` contiguous ranges (a call may
+/// cover several neighbouring ones, as in [`split_units`]). For kernels whose writes are not one
+/// contiguous range per unit; they write through a [`DisjointOut`].
 pub(crate) fn for_each_range<F>(units: usize, par: Parallel, work: F)
 where
     F: Fn(Range<usize>) + Sync,
@@ -83,9 +67,15 @@ where
         return work(0..units);
     }
     let per_task = units.div_ceil(tasks);
-    par.run(units.div_ceil(per_task), &|i| {
-        work(i * per_task..((i + 1) * per_task).min(units));
+    par.run(units.div_ceil(per_task), &|claimed| {
+        work(task_units(claimed, per_task, units));
     });
+}
+
+/// The units of the tasks `claimed`, each task `per_task` units of `0..units` (the last one what
+/// is left).
+fn task_units(claimed: Range<usize>, per_task: usize, units: usize) -> Range<usize> {
+    (claimed.start * per_task).min(units)..(claimed.end * per_task).min(units)
 }
 
 /// An output that several threads write at once, each through ranges no other thread touches.
@@ -129,5 +119,82 @@ impl<'a, T> DisjointOut<'a, T> {
         // SAFETY: in bounds (checked above) of the slice `new` borrowed for 'a; exclusive by the
         // caller's contract.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::threads::{machine_parallelism, ThreadBudget};
+
+    /// Units of 128 KiB each: a 1 MiB call at two threads, which the pool measures before it
+    /// calls helpers (8 tasks).
+    fn measured_split(units: usize) -> Parallel {
+        ThreadBudget::new(2, None).parallel(units, 128 << 10)
+    }
+
+    #[test]
+    fn a_short_job_runs_its_first_task_then_the_rest_in_one_call() {
+        let par = measured_split(8);
+        if machine_parallelism() < 2 {
+            return; // one task, inline: nothing to claim
+        }
+        assert_eq!(par.tasks(), 8);
+        // Tasks this short never predict enough work for a helper, unless the thread is
+        // preempted during one: a few tries, of which one must show the pattern.
+        let mut seen = Vec::new();
+        for _ in 0..20 {
+            let calls = Mutex::new(Vec::new());
+            let mut out = vec![MaybeUninit::new(0usize); 8];
+            split_units(&mut out, 8, 1, par, |range, chunk| {
+                for (slot, u) in chunk.iter_mut().zip(range.clone()) {
+                    slot.write(u);
+                }
+                calls.lock().unwrap().push(range);
+                Ok(())
+            })
+            .unwrap();
+            // SAFETY: every unit was written (split_units covers 0..units).
+            let out: Vec<usize> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
+            assert_eq!(out, (0..8).collect::<Vec<_>>());
+            let mut calls = calls.into_inner().unwrap();
+            calls.sort_by_key(|r| r.start);
+            if calls == [0..1, 1..8] {
+                return;
+            }
+            seen.push(calls);
+        }
+        panic!("the caller never claimed the rest at once: {seen:?}");
+    }
+
+    #[test]
+    fn ranges_of_several_tasks_report_the_lowest_bad_index() {
+        let par = measured_split(64);
+        let mut out = vec![MaybeUninit::new(0u8); 64];
+        let bad = split_units(&mut out, 64, 1, par, |range, _| {
+            // Units 13 and 50 hold bad indices; a call stops at the first of its range.
+            match [13, 50].into_iter().find(|u| range.contains(u)) {
+                Some(u) => Err(BadIndex {
+                    position: u,
+                    value: -1,
+                }),
+                None => Ok(()),
+            }
+        });
+        assert_eq!(
+            bad,
+            Err(BadIndex {
+                position: 13,
+                value: -1
+            })
+        );
+    }
+
+    #[test]
+    fn claimed_tasks_map_to_their_units_and_the_last_takes_what_is_left() {
+        assert_eq!(task_units(0..1, 3, 10), 0..3);
+        assert_eq!(task_units(1..4, 3, 10), 3..10);
+        assert_eq!(task_units(3..4, 3, 10), 9..10);
+        assert_eq!(task_units(4..4, 3, 10), 10..10);
     }
 }

@@ -11,6 +11,7 @@ mod pool;
 pub(crate) use host::HostFault;
 pub use host::{ParallelFor, ParallelForFn, TaskFn};
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 /// From this many bytes moved, a call's helpers join at once when they are awake (still looking
@@ -172,18 +173,21 @@ impl Parallel {
         self.tasks
     }
 
-    /// Runs `task(i)` for every `i` in `0..tasks` (any number; as many at once as the budget
-    /// allows) and returns when all have finished. A single task runs inline, on the calling
-    /// thread; so does everything when the budget is one thread.
-    pub(crate) fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+    /// Runs every task of `0..tasks` (any number; as many at once as the budget allows) and
+    /// returns when all have finished: `task(range)` runs the tasks of `range`, each task in
+    /// exactly one call, where a call may hold a run of consecutive tasks (the calling thread on
+    /// gatherkit's pool claims several at once while no helper is on the job). Everything runs
+    /// inline, in one call, when the budget is one thread or there is one task; a host's pool
+    /// gets the tasks one per call.
+    pub(crate) fn run(&self, tasks: usize, task: &(dyn Fn(Range<usize>) + Sync)) {
         if tasks <= 1 || self.max <= 1 {
-            for i in 0..tasks {
-                task(i);
+            if tasks > 0 {
+                task(0..tasks);
             }
             return;
         }
         match self.host {
-            Some(host) => host.run(tasks, task),
+            Some(host) => host.run(tasks, &|i| task(i..i + 1)),
             None => pool::Pool::get().run(tasks, self.max, self.engage, task),
         }
     }

@@ -193,6 +193,15 @@ const PATHS: &[Path] = &[
         size: 30,
     },
     Path {
+        // 160 KB of 8-byte data: int64 values take the branching loop, int32 the lanes.
+        name: "GatherElements one long row",
+        op: Op::Elements { axis: 0 },
+        data: &[20000],
+        indices: &[30000],
+        output: &[30000],
+        size: 20000,
+    },
+    Path {
         name: "GatherElements tiled",
         op: Op::Elements { axis: 0 },
         data: &[600, 160],

@@ -11,6 +11,8 @@
 //! ([`strided_rows`]).
 
 #[cfg(target_arch = "x86_64")]
+mod branching;
+#[cfg(target_arch = "x86_64")]
 mod gather_speed;
 mod gathers;
 mod lanes;

@@ -1,13 +1,14 @@
 //! The inner loop of both GatherElements traversals: a run of rows evenly strided in `data`,
 //! their index values read once a block at a time (`resolve`), checked, and gathered; or, for
-//! rows that [`StridedRows::takes_lanes`], read into vector lanes ([`super::lanes`]), and for
+//! rows that [`StridedRows::takes_lanes`], read into vector lanes ([`super::lanes`]) or, along
+//! the axis where no read is asked for ahead, one by one with a branch ([`super::branching`]); for
 //! rows whose reads hit L1 or L2 (a span an L1 holds, a few sequential streams across the axis,
 //! or data the L2 holds and the rows come back to), gathered by the CPU's gather instructions
 //! ([`super::gathers`]).
 
 use super::lanes;
 #[cfg(target_arch = "x86_64")]
-use super::{gather_speed, gathers};
+use super::{branching, gather_speed, gathers};
 use crate::kernels::cache::{fits_l2, LINE};
 use crate::kernels::prefetch::{
     prefetch_lines, prefetch_next_values, prefetch_next_values_on_any_cpu, prefetch_range_in,
@@ -174,6 +175,10 @@ enum RowsLoop {
     /// Index values in AVX2 vector lanes ([`lanes`]).
     #[cfg(target_arch = "x86_64")]
     Lanes,
+    /// Index values one by one, checked by a branch ([`branching`]): the lanes loop's rows along
+    /// the axis with int64 values, from data past an L1, whose reads are not asked for ahead.
+    #[cfg(target_arch = "x86_64")]
+    Branching,
     /// Index values copied and checked a block at a time, then gathered (this module's loop).
     Blocks,
 }
@@ -191,7 +196,15 @@ impl StridedRows {
         let gather_loop = if gathers::gathers_take::<E, I>(&self) && gather_speed::gathers_pay() {
             RowsLoop::Gathers
         } else if self.takes_lanes::<E, I>() && isa::avx2() {
-            RowsLoop::Lanes
+            let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
+            if self.inner_stride == 0
+                && branching::branching_takes::<I>(span_bytes)
+                && lanes::values_ahead_of_reads::<E>(&self) == 0
+            {
+                RowsLoop::Branching
+            } else {
+                RowsLoop::Lanes
+            }
         } else {
             RowsLoop::Blocks
         };
@@ -203,6 +216,8 @@ impl StridedRows {
             RowsLoop::Gathers => (0, 0),
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Lanes => (lanes::values_ahead_of_reads::<E>(&self), 0),
+            #[cfg(target_arch = "x86_64")]
+            RowsLoop::Branching => (0, 0),
             // Taken only by the segments along the axis (stride 1) without next-row prefetch
             // (`gather_block`).
             RowsLoop::Blocks => (
@@ -298,6 +313,8 @@ impl<E: RawElement> RowsInSlab<'_, E> {
                     unsafe { lanes::gather_rows_avx2(self.slab, g, self.rows.lookahead, idx, out) };
                 or_first_bad(inside, idx, g.axis_size)
             }
+            #[cfg(target_arch = "x86_64")]
+            RowsLoop::Branching => branching::gather_rows_branching(self.slab, g, idx, out),
             RowsLoop::Blocks => gather_in_blocks(self.slab, &self.rows, idx, out, copy),
         }
     }
@@ -759,6 +776,60 @@ pub(super) mod tests {
             &mut out,
             &mut IndexCopy::new(),
         );
+    }
+
+    #[test]
+    fn rows_along_the_axis_branch_unless_their_reads_are_asked_for_ahead() {
+        // 1-D gathers with int64 values from 200 KB (which no read is asked for ahead of), and
+        // from 64 MiB with as many values (each read asked for 64 values ahead): the branching
+        // loop, the lanes.
+        let near = StridedRows {
+            row_stride: 0,
+            ..rows_along(1, 50_000, 50_311)
+        };
+        #[cfg(target_arch = "x86_64")]
+        if crate::kernels::isa::avx2() && !gather_speed::gathers_pay() {
+            let far = StridedRows {
+                row_stride: 0,
+                ..rows_along(1, 1 << 24, 1 << 24)
+            };
+            assert_eq!(near.chosen::<u32, i64>().gather_loop, RowsLoop::Branching);
+            // int32 values, or data an L1 holds (16 KiB): the lanes.
+            assert_eq!(near.chosen::<u16, i32>().gather_loop, RowsLoop::Lanes);
+            let in_l1 = StridedRows {
+                row_stride: 0,
+                ..rows_along(1, 50_000, 4096)
+            };
+            assert_eq!(in_l1.chosen::<u32, i64>().gather_loop, RowsLoop::Lanes);
+            let past_l1 = StridedRows {
+                row_stride: 0,
+                ..rows_along(1, 50_000, 16_384)
+            };
+            assert_eq!(
+                past_l1.chosen::<u32, i64>().gather_loop,
+                RowsLoop::Branching
+            );
+            assert_eq!(far.chosen::<u32, i64>().gather_loop, RowsLoop::Lanes);
+            // Rows across the axis keep the lanes.
+            let across = row_across(64, 512, 64);
+            assert_eq!(across.chosen::<u32, i64>().gather_loop, RowsLoop::Lanes);
+        }
+        // Whatever the loop, the 1-D gather reads what it should and stops at a bad value.
+        let data: Vec<u32> = (0..50_311).collect();
+        let idx: Vec<i64> = (0..50_000).map(|j| (j * 7919) % 100_622 - 50_311).collect();
+        let mut out = vec![MaybeUninit::new(0u32); 50_000];
+        let rows = near.chosen::<u32, i64>();
+        let mut copy = IndexCopy::new();
+        gather_strided_rows(&data, &rows, &idx, &mut out, &mut copy).unwrap();
+        for (v, got) in idx.iter().zip(&out) {
+            // SAFETY: every element was written (initialised above, too).
+            assert_eq!(unsafe { got.assume_init() } as i64, v.rem_euclid(50_311));
+        }
+        let mut bad = idx.clone();
+        bad[31_337] = 50_311;
+        bad[40_000] = -50_312;
+        let got = gather_strided_rows(&data, &rows, &bad, &mut out, &mut copy);
+        assert_eq!(got, Err(31_337));
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! A caller may (by mistake or malice) change `indices` while a call runs: another of its threads
 //! writes them, or the output is a second mapping of the same pages. A kernel that range-checked a
 //! value and then read it again to form an address could then read outside `data`. So every
-//! kernel copies a block of index values once into a private buffer, resolving and checking each
+//! kernel reads each value once, into a private copy, and checks and addresses from that copy
+//! alone. Most copy a block of index values into a private buffer, resolving and checking each
 //! value as it is copied (negative values count from the end, an out-of-range value becomes 0
-//! and lowers a flag), and forms addresses only from the copy. The caller's memory is read
+//! and lowers a flag), which is what this module does; GatherElements' lanes loop keeps the copy
+//! in a vector register, its branching loop in general registers (one volatile read per value). The caller's memory is read
 //! again only to *report* a bad index, never to address anything; a racing caller may then see an
 //! unspecified result or an unspecified error, never a read outside its buffers.
 //!

@@ -180,18 +180,16 @@ fn next_claim(alone: bool) -> u32 {
 }
 
 /// Whether the calling thread is alone on its job after a claim ([`next_claim`]): the job is not
-/// open to helpers; or it was open to awake ones during the whole task just run, no one was woken,
-/// and `seats_left` is still all `helpers`: no helper is awake to take one (an awake worker joins
-/// within a microsecond or so). A job opened just now is not: its helpers are on their way.
-/// Counted as alone, such jobs lost their helper to the caller's claim of the rest: Gathers and
-/// GatherNDs of 50-180 us at 1 thread, called back to back, went from 0.48-0.70x their 1-thread
-/// time at 2 threads to 1.01-1.04x.
-fn caller_alone(open_during_task: bool, joined: Joined, seats_left: usize, helpers: usize) -> bool {
-    match joined {
-        Joined::No => true,
-        Joined::Open => open_during_task && seats_left == helpers,
-        Joined::Woken => false,
-    }
+/// open to helpers (none was called for yet, by its engagement or by the caller's pace). A job
+/// open to helpers is not, even when no one has taken a seat yet: a worker that gives way to the
+/// caller first, or is between yields, comes a few microseconds late, and with short chunks the
+/// caller would have claimed its share. Counted as alone, jobs opened just now lost their helper
+/// to the caller's claim of the rest (Gathers and GatherNDs of 50-180 us at 1 thread, called back
+/// to back, took 1.01-1.04x their 1-thread time at 2 threads, against 0.48-0.70x with the helper),
+/// and so did a 2.6 MB GatherND opened at once whose worker came after the first chunk (1.49x the
+/// time at 2 threads).
+fn caller_alone(joined: Joined) -> bool {
+    joined == Joined::No
 }
 
 /// A task body with its lifetime erased. Valid while the job that holds it is running: the
@@ -390,7 +388,8 @@ impl Pool {
     /// included), and returns when all have finished: `task(range)` runs the tasks of `range`,
     /// each task in exactly one call (a run of consecutive tasks may come in one call, see
     /// [`next_claim`]). Helpers join as `engage` says. A panic in any task is re-raised here, on
-    /// the calling thread, after every task has finished.
+    /// the calling thread, once every call of `task` has returned (a call that panicked leaves the
+    /// rest of its range undone; the panic reports the whole job as failed).
     pub(crate) fn run(
         &'static self,
         tasks: usize,
@@ -401,7 +400,9 @@ impl Pool {
         let helpers = concurrency.min(tasks).saturating_sub(1).min(self.capacity);
         // (More tasks than a u32 counts never come: calls cut work into a few per thread.)
         if helpers == 0 || u32::try_from(tasks).is_err() {
-            task(0..tasks);
+            if tasks > 0 {
+                task(0..tasks);
+            }
             return;
         }
         let erased: *const (dyn Fn(Range<usize>) + Sync + '_) = task;
@@ -441,7 +442,6 @@ impl Pool {
             let count = claimed.len() as u32; // at most `tasks`, which fits (checked above)
             job.run_tasks(claimed);
             done = done.saturating_add(count);
-            let open_during_task = joined == Joined::Open;
             if joined != Joined::Woken {
                 match (
                     joined,
@@ -454,12 +454,7 @@ impl Pool {
                     _ => {}
                 }
             }
-            claim = next_claim(caller_alone(
-                open_during_task,
-                joined,
-                job.seats.load(Ordering::Relaxed),
-                helpers,
-            ));
+            claim = next_claim(caller_alone(joined));
         }
         if joined == Joined::No {
             // Never queued: no worker saw it, and the caller ran every task.
@@ -923,14 +918,10 @@ mod tests {
     }
 
     #[test]
-    fn the_caller_is_alone_only_on_a_job_no_helper_can_join_now() {
-        assert!(caller_alone(false, Joined::No, 0, 1));
-        // Opened just now, or joined, or woken: helpers are on their way or at work.
-        assert!(!caller_alone(false, Joined::Open, 1, 1));
-        assert!(!caller_alone(true, Joined::Open, 0, 1));
-        assert!(!caller_alone(true, Joined::Woken, 1, 1));
-        // Open for a whole task and no seat taken: no helper is awake.
-        assert!(caller_alone(true, Joined::Open, 1, 1));
+    fn the_caller_is_alone_only_on_a_job_not_open_to_helpers() {
+        assert!(caller_alone(Joined::No));
+        assert!(!caller_alone(Joined::Open));
+        assert!(!caller_alone(Joined::Woken));
     }
 
     #[test]

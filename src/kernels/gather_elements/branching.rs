@@ -5,7 +5,7 @@
 //! Why not the lanes loop ([`super::lanes`]) there: the lanes resolve four int64 values in a
 //! vector register and move each position to a general register before its read, so every read's
 //! address waits on the vector compares and the move; here it waits on the value's load and three
-//! integer operations, while the branch, predicted taken every time, holds nothing up. Reads that
+//! integer operations, while the branch, predicted not taken every time, holds nothing up. Reads that
 //! miss L1 then start sooner and more of them overlap. Measured on a Zen 4 (one build, the loop
 //! toggled between alternating calls, 1-D gathers with int64 values), time against the lanes
 //! loop: 31906 f32 from 128 KB 0.89-0.94x, 134621 int16 0.90-0.92x, 300000 f32 0.86-0.92x,
@@ -15,8 +15,8 @@
 //! keep the rows:
 //! - int32 values, eight to a vector: 0.97-0.98x from 270 KB-500 KB, but 1.05-1.18x from 4 MB
 //!   and from 16 KiB;
-//! - data an L1 holds ([`BRANCHING_MIN_SPAN`]): 1.0-1.13x (the lanes' fewer instructions per
-//!   value count where reads hit);
+//! - data under [`BRANCHING_MIN_SPAN`] (64 KiB): 1.0-1.13x from 16-32 KiB (the lanes' fewer
+//!   instructions per value count where reads hit L1);
 //! - reads asked for ahead (spans past four L2s, [`super::lanes::reads_ahead_for`]): this loop
 //!   with the same hints took 1.0-1.18x the time of the lanes, without them 1.05-1.65x.
 //!
@@ -32,8 +32,9 @@ use std::mem::MaybeUninit;
 /// Values resolved and checked per round, before their reads.
 const ROUND: usize = 8;
 
-/// The least span of data (bytes) the loop takes rows over: two L1s of the cores measured (32
-/// KiB on Zen 3 and 4, 48 KiB on Zen 5), so that reads from data an L1 holds stay in the lanes.
+/// The least span of data (bytes) the loop takes rows over: twice the 32 KiB L1 of Zen 3 and 4,
+/// and above Zen 5's 48 KiB. Below it (16-32 KiB measured) the lanes, with fewer instructions per
+/// value, were as fast or faster, reads hitting L1; from 128 KB, slower.
 pub(super) const BRANCHING_MIN_SPAN: usize = 64 << 10;
 
 /// Whether rows along the axis that the lanes loop takes, with `I` values and reads spanning
@@ -91,14 +92,14 @@ fn row<E: RawElement, I: IndexElement>(
         // The round's values read, then resolved, then checked, then used: the reads of all
         // eight values go out before the first check, and every check before the first read of
         // data (interleaved per value, the same loop took 1.03-1.16x the time).
-        let mut values = [0i64; ROUND];
-        for (k, v) in values.iter_mut().enumerate() {
+        let mut round = [0i64; ROUND];
+        for (k, v) in round.iter_mut().enumerate() {
             // SAFETY: j + k < n <= values.len(). A volatile read is never repeated: the value
             // checked below is the one that addresses the read, whatever the caller does to
             // `indices` meanwhile.
             *v = unsafe { std::ptr::read_volatile(value_at.add(j + k)) }.to_i64();
         }
-        let positions = values.map(|v| v.wrapping_add((v >> 63) & size as i64));
+        let positions = round.map(|v| v.wrapping_add((v >> 63) & size as i64));
         for (k, &p) in positions.iter().enumerate() {
             if p as u64 >= size as u64 {
                 return Err(j + k);
@@ -188,11 +189,11 @@ mod tests {
 
     #[test]
     #[should_panic]
-    fn rows_reaching_past_the_slab_panic_before_any_read() {
-        let g = rows_along(2, 4, 10);
-        let slab = vec![0u8; 19];
-        let idx = vec![0i64; 8];
-        let mut out = vec![MaybeUninit::new(0u8); 8];
+    fn a_row_reaching_past_the_slab_panics_before_its_reads() {
+        let g = rows_along(1, 4, 10);
+        let slab = vec![0u8; 9];
+        let idx = vec![0i64; 4];
+        let mut out = vec![MaybeUninit::new(0u8); 4];
         let _ = gather_rows_branching(&slab, &g, &idx, &mut out);
     }
 }

@@ -1,6 +1,8 @@
 //! The AVX2 loop for rows along the axis (stride 1) and rows across it (a tile's rows, stride 1
 //! along the row): index values are loaded into vector lanes, resolved and checked there, and
-//! each lane's read of `data` is addressed from the register.
+//! each lane's read of `data` is addressed from the register. (Rows along the axis with int64
+//! values from 64 KiB of data on, where no read is asked for ahead, go to the branching loop,
+//! [`super::branching`], instead.)
 //!
 //! Why not the block loop of [`super::strided_rows`] here: its copy-and-check pass stores a block
 //! of positions and reads it back, a burst of a few hundred instructions and 2 KiB of stores per

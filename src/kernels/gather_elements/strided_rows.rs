@@ -52,7 +52,8 @@ impl StridedRows {
         span_bytes.min(self.call_values.saturating_mul(LINE))
     }
 
-    /// Whether these rows take the lanes loop ([`lanes`]) on a CPU with AVX2: rows at least
+    /// Whether these rows take the lanes loop ([`lanes`]) on a CPU with AVX2, or, of those along
+    /// the axis, the branching loop that stands in for it ([`branching`]): rows at least
     /// [`LANES_MIN_ROW`] values long whose reads span at least [`LANES_MIN_ROW_DATA`] bytes, and
     /// either along the axis with stride 1 and no prefetch of the next row, or across it with
     /// stride 1 along the row and at least [`LANES_MIN_ACROSS_POSITIONS`] positions.
@@ -159,7 +160,7 @@ pub(super) struct ChosenRows {
     geometry: StridedRows,
     gather_loop: RowsLoop,
     /// How many values ahead the chosen loop asks for the data a value will read (see
-    /// [`lanes::reads_ahead_for`]; the gathers take none).
+    /// [`lanes::reads_ahead_for`]; the gathers and the branching loop take none).
     lookahead: usize,
     /// Lines of the next row each piece of the block loop asks for
     /// ([`StridedRows::next_row_lines_per_piece`]; 0 for the other loops).
@@ -176,7 +177,9 @@ enum RowsLoop {
     #[cfg(target_arch = "x86_64")]
     Lanes,
     /// Index values one by one, checked by a branch ([`branching`]): the lanes loop's rows along
-    /// the axis with int64 values, from data past an L1, whose reads are not asked for ahead.
+    /// the axis with int64 values, from 64 KiB of data on, whose reads are not asked for ahead.
+    /// Only there: it was measured against the lanes loop, not against the block loop, which
+    /// keeps these rows on CPUs without AVX2 and on other architectures.
     #[cfg(target_arch = "x86_64")]
     Branching,
     /// Index values copied and checked a block at a time, then gathered (this module's loop).
@@ -185,13 +188,17 @@ enum RowsLoop {
 
 impl StridedRows {
     /// These rows with the loop that gathers them on this CPU, for elements `E` and index values
-    /// `I`: the gather instructions where they take the rows and pay on this core, else the
-    /// lanes loop where it takes them and the CPU has AVX2, else the block loop.
+    /// `I`: the gather instructions where they take the rows and pay on this core, else, where
+    /// the lanes take them and the CPU has AVX2, the branching loop for the rows along the axis
+    /// it takes ([`branching::branching_takes`], no reads asked for ahead) and the lanes loop for
+    /// the others, else the block loop.
     #[cfg_attr(
         not(target_arch = "x86_64"),
         allow(clippy::extra_unused_type_parameters)
     )]
     pub(super) fn chosen<E: RawElement, I: IndexElement>(self) -> ChosenRows {
+        #[cfg(target_arch = "x86_64")]
+        let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self);
         #[cfg(target_arch = "x86_64")]
         let gather_loop = if gathers::gathers_take::<E, I>(&self) && gather_speed::gathers_pay() {
             RowsLoop::Gathers
@@ -199,7 +206,7 @@ impl StridedRows {
             let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
             if self.inner_stride == 0
                 && branching::branching_takes::<I>(span_bytes)
-                && lanes::values_ahead_of_reads::<E>(&self) == 0
+                && lanes_lookahead == 0
             {
                 RowsLoop::Branching
             } else {
@@ -215,7 +222,7 @@ impl StridedRows {
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Gathers => (0, 0),
             #[cfg(target_arch = "x86_64")]
-            RowsLoop::Lanes => (lanes::values_ahead_of_reads::<E>(&self), 0),
+            RowsLoop::Lanes => (lanes_lookahead, 0),
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Branching => (0, 0),
             // Taken only by the segments along the axis (stride 1) without next-row prefetch

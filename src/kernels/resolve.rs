@@ -7,9 +7,10 @@
 //! alone. Most copy a block of index values into a private buffer, resolving and checking each
 //! value as it is copied (negative values count from the end, an out-of-range value becomes 0
 //! and lowers a flag), which is what this module does; GatherElements' lanes loop keeps the copy
-//! in a vector register, its branching loop in general registers (one volatile read per value). The caller's memory is read
-//! again only to *report* a bad index, never to address anything; a racing caller may then see an
-//! unspecified result or an unspecified error, never a read outside its buffers.
+//! in a vector register, its branching loop in general registers (one volatile read per value).
+//! The caller's memory is read again only to *report* a bad index, never to address anything; a
+//! racing caller may then see an unspecified result or an unspecified error, never a read
+//! outside its buffers.
 //!
 //! A block costs one vectorized pass, whether its values are non-negative, negative or mixed.
 

@@ -5,9 +5,9 @@
 //! Why not the lanes loop ([`super::lanes`]) there: the lanes resolve four int64 values in a
 //! vector register and move each position to a general register before its read, so every read's
 //! address waits on the vector compares and the move; here it waits on the value's load and three
-//! integer operations, while the branch, predicted not taken every time, holds nothing up. Reads that
-//! miss L1 then start sooner and more of them overlap. Measured on a Zen 4 (one build, the loop
-//! toggled between alternating calls, 1-D gathers with int64 values), time against the lanes
+//! integer operations, while the branch, predicted not taken every time, holds nothing up. Reads
+//! that miss L1 then start sooner and more of them overlap. Measured on a Zen 4 (one build, the
+//! loop toggled between alternating calls, 1-D gathers with int64 values), time against the lanes
 //! loop: 31906 f32 from 128 KB 0.89-0.94x, 134621 int16 0.90-0.92x, 300000 f32 0.86-0.92x,
 //! 504844 uint16 0.88-0.90x, 1027809 int16 0.91-0.94x, 1M f32 from 4 MB 0.87x, 2M uint16 from 4
 //! MB 0.84-0.96x (one run of three 1.08x), 200000 f64 0.89x; against ONNX Runtime's loop (the
@@ -21,9 +21,10 @@
 //!   with the same hints took 1.0-1.18x the time of the lanes, without them 1.05-1.65x.
 //!
 //! Eight values per round, each read, resolved and checked before the eight reads of data: one
-//! value per round took 1.03-1.11x the time; checked as each value is read, 1.03-1.16x. The index
-//! values are not asked for ahead as the lanes loop does (a line 4 KiB on per 64 bytes): with
-//! that hint the loop ran at the lanes' time, 0.96-1.04x.
+//! value per round took 0.96-1.15x the time of eight (1.04x or more on all but 4 MB of uint16);
+//! eight checked as each is read, 0.89-1.16x the lanes' time, where this loop took 0.85-0.96x.
+//! The index values are not asked for ahead as the lanes loop does (a line 4 KiB on per 64
+//! bytes): with that hint the loop ran at the lanes' time, 0.96-1.04x.
 
 use super::strided_rows::StridedRows;
 use crate::repr::{IndexElement, RawElement};

@@ -158,10 +158,11 @@ fn helpers_worth(elapsed: Duration, done: u32, left: usize, wake_worth: Duration
     }
 }
 
-/// How many tasks the calling thread claims next, after a claim that left it `alone` on the job
-/// (no helper on it, none called for): all that are left; otherwise one, so that helpers find
-/// work and the ends meet evenly. Its first claim is one task, whose pace decides whether helpers
-/// are called for ([`helpers_worth`]).
+/// How many tasks the calling thread claims next, after a claim that left helpers `joined` to the
+/// job as they now are: all that are left while the job is not open to helpers (none was called
+/// for yet, by its engagement or by the caller's pace); otherwise one, so that helpers find work
+/// and the ends meet evenly. Its first claim is one task, whose pace decides whether helpers are
+/// called for ([`helpers_worth`]).
 ///
 /// Why not one at a time throughout: the caller runs the tasks' body once per claim, and each
 /// call pays the body's start again (its prefetches and streams restart cold, its buffers are set
@@ -171,25 +172,20 @@ fn helpers_worth(elapsed: Duration, done: u32, left: usize, wake_worth: Duration
 /// doubling size (1, 2, 4, 2), 1.06-1.10x growing fourfold, and 1.02x with all the rest in the
 /// second claim. The first task's pace is the one that counts: the first chunk, its code and
 /// lines cold, is rarely the fastest.
-fn next_claim(alone: bool) -> u32 {
-    if alone {
+///
+/// Why not also once a job is open but no one has taken a seat yet: a worker that gives way to
+/// the caller first, or is between yields, comes a few microseconds late, and with short chunks
+/// the caller would have claimed its share. Claiming the rest then, jobs opened just now lost
+/// their helper (Gathers and GatherNDs of 50-180 us at 1 thread, called back to back, took
+/// 1.01-1.04x their 1-thread time at 2 threads, against 0.48-0.70x with the helper), and so did a
+/// 2.6 MB GatherND opened at once whose worker came after the first chunk (1.49x the time at 2
+/// threads).
+fn next_claim(joined: Joined) -> u32 {
+    if joined == Joined::No {
         u32::MAX
     } else {
         1
     }
-}
-
-/// Whether the calling thread is alone on its job after a claim ([`next_claim`]): the job is not
-/// open to helpers (none was called for yet, by its engagement or by the caller's pace). A job
-/// open to helpers is not, even when no one has taken a seat yet: a worker that gives way to the
-/// caller first, or is between yields, comes a few microseconds late, and with short chunks the
-/// caller would have claimed its share. Counted as alone, jobs opened just now lost their helper
-/// to the caller's claim of the rest (Gathers and GatherNDs of 50-180 us at 1 thread, called back
-/// to back, took 1.01-1.04x their 1-thread time at 2 threads, against 0.48-0.70x with the helper),
-/// and so did a 2.6 MB GatherND opened at once whose worker came after the first chunk (1.49x the
-/// time at 2 threads).
-fn caller_alone(joined: Joined) -> bool {
-    joined == Joined::No
 }
 
 /// A task body with its lifetime erased. Valid while the job that holds it is running: the
@@ -454,7 +450,7 @@ impl Pool {
                     _ => {}
                 }
             }
-            claim = next_claim(caller_alone(joined));
+            claim = next_claim(joined);
         }
         if joined == Joined::No {
             // Never queued: no worker saw it, and the caller ran every task.
@@ -918,19 +914,13 @@ mod tests {
     }
 
     #[test]
-    fn the_caller_is_alone_only_on_a_job_not_open_to_helpers() {
-        assert!(caller_alone(Joined::No));
-        assert!(!caller_alone(Joined::Open));
-        assert!(!caller_alone(Joined::Woken));
-    }
-
-    #[test]
-    fn the_caller_claims_the_rest_at_once_only_while_alone_on_the_job() {
+    fn the_caller_claims_the_rest_at_once_only_while_the_job_is_not_open_to_helpers() {
         let job = job_of(9);
         assert_eq!(job.claim(End::Front, 1), Some(0..1));
-        assert_eq!(job.claim(End::Front, next_claim(false)), Some(1..2));
+        assert_eq!(job.claim(End::Front, next_claim(Joined::Open)), Some(1..2));
+        assert_eq!(job.claim(End::Front, next_claim(Joined::Woken)), Some(2..3));
         assert_eq!(job.claim(End::Back, 1), Some(8..9));
-        assert_eq!(job.claim(End::Front, next_claim(true)), Some(2..8));
+        assert_eq!(job.claim(End::Front, next_claim(Joined::No)), Some(3..8));
         assert_eq!(job.left(), 0);
     }
 }

@@ -27,6 +27,7 @@
 //! bytes): with that hint the loop ran at the lanes' time, 0.96-1.04x.
 
 use super::strided_rows::StridedRows;
+use crate::kernels::resolve_index;
 use crate::repr::{IndexElement, RawElement};
 use std::mem::MaybeUninit;
 
@@ -100,6 +101,8 @@ fn row<E: RawElement, I: IndexElement>(
             // `indices` meanwhile.
             *v = unsafe { std::ptr::read_volatile(value_at.add(j + k)) }.to_i64();
         }
+        // The arithmetic of `kernels::resolve_or_zero` without its zeroing: the branch below leaves
+        // first.
         let positions = round.map(|v| v.wrapping_add((v >> 63) & size as i64));
         for (k, &p) in positions.iter().enumerate() {
             if p as u64 >= size as u64 {
@@ -116,21 +119,12 @@ fn row<E: RawElement, I: IndexElement>(
     while j < n {
         // SAFETY: as above.
         let v = unsafe { std::ptr::read_volatile(value_at.add(j)) }.to_i64();
-        let p = resolve(v, size).ok_or(j)?;
+        let p = resolve_index(v, size).ok_or(j)?;
         // SAFETY: as above.
         unsafe { (*to.add(j)).write(*from.add(p)) };
         j += 1;
     }
     Ok(())
-}
-
-/// `v` as a position on an axis of `size`: negative values count from the back; `None` outside
-/// `[-size, size - 1]`. The sign's mask adds `size` without a branch; the one branch is the check.
-#[inline(always)]
-fn resolve(v: i64, size: usize) -> Option<usize> {
-    // `size` is at most isize::MAX (a dimension of a validated tensor), so neither wraps.
-    let p = v.wrapping_add((v >> 63) & size as i64);
-    ((p as u64) < size as u64).then_some(p as usize)
 }
 
 #[cfg(test)]

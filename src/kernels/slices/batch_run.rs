@@ -3,7 +3,7 @@
 
 use crate::kernels::copy::copy_slice;
 use crate::kernels::known_or;
-use crate::kernels::prefetch::{prefetch_next_values, prefetch_range_in};
+use crate::kernels::prefetch::{prefetch_next_values, prefetch_range_in_to, HintLevel};
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::stream::{as_uninit, SliceOut};
 use crate::repr::{IndexElement, RawElement};
@@ -42,6 +42,8 @@ pub(super) struct BatchRun<'a> {
     /// Elements of the slice `ahead_tuples` ahead asked for (from its start) when slices are of
     /// run-time length.
     pub(super) prefetch_len: usize,
+    /// The cache level those slices are asked into ([`HintLevel::for_slices_from`]).
+    pub(super) hint_level: HintLevel,
     /// Whether the task's slices go out with non-temporal stores (into a large output).
     pub(super) stream: bool,
     /// Whether each block of tuples asks for the next block's index values while it is copied
@@ -224,7 +226,12 @@ impl BatchRun<'_> {
             };
             if let Some(tuple_ahead) = tuple_ahead {
                 let offset = hinted_offset::<I, WRAP>(tuple_ahead, &self.dims[..k], strides);
-                prefetch_range_in(batch, offset.min(last_offset), prefetch_len);
+                prefetch_range_in_to(
+                    batch,
+                    offset.min(last_offset),
+                    prefetch_len,
+                    self.hint_level,
+                );
             }
             let mut offset = tuple[0] * stride0;
             for j in 1..k {

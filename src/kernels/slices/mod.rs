@@ -15,6 +15,7 @@ mod short_runs;
 
 use crate::kernels::cache::{fits_l2, stays_in_l3, LINE};
 use crate::kernels::parallel::split_units;
+use crate::kernels::prefetch::HintLevel;
 use crate::kernels::resolve::INDEX_BLOCK;
 use crate::kernels::stream::{stream_fence, streams_output, LineStream, SliceOut, Staging};
 use crate::kernels::{known_or, BadIndex, Kernel};
@@ -251,6 +252,7 @@ impl SliceKernel {
             strides: &self.tuple_strides.as_slice()[..k],
             ahead_tuples,
             prefetch_len,
+            hint_level: HintLevel::for_slices_from(std::mem::size_of_val(data)),
             stream: stream && N == 0,
             values_ahead: !(stream && N != 0),
         };

@@ -11,7 +11,8 @@ use super::lanes;
 use super::{branching, gather_speed, gathers};
 use crate::kernels::cache::{fits_l2, LINE};
 use crate::kernels::prefetch::{
-    prefetch_lines, prefetch_next_values, prefetch_next_values_on_any_cpu, prefetch_range_in,
+    prefetch_lines, prefetch_next_values, prefetch_next_values_on_any_cpu, prefetch_range_in_to,
+    HintLevel,
 };
 use crate::kernels::resolve::{CheckedBlock, IndexCopy, Position, INDEX_BLOCK};
 use crate::kernels::{first_bad_index, isa};
@@ -496,8 +497,9 @@ fn gather_segment_reading_ahead<E: RawElement, P: Position>(
         let row_base = (s.first_row + r) * g.row_stride;
         for (j, (o, &v)) in out_row.iter_mut().zip(values_row).enumerate() {
             if let Some(&later) = values_row.get(j + lookahead) {
-                // A position of this row: inside the slab, as the read below.
-                prefetch_range_in(slab, row_base + later.get(), 1);
+                // A position of this row: inside the slab, as the read below. Into L2, as the
+                // lanes loop asks (see `lanes::reads_ahead_for`).
+                prefetch_range_in_to(slab, row_base + later.get(), 1, HintLevel::L2);
             }
             let at = row_base + v.get();
             debug_assert!(at < slab.len());

@@ -28,6 +28,14 @@ pub(crate) fn prefetch_range_in<E>(data: &[E], offset: usize, len: usize) {
     range_lines::<E, false>(data, offset, len);
 }
 
+/// [`prefetch_range`] into the cache level `level` names.
+#[inline(always)]
+pub(crate) fn prefetch_range_to<E>(data: &[E], offset: usize, len: usize, level: HintLevel) {
+    if offset <= data.len() && len <= data.len() - offset {
+        prefetch_range_in_to(data, offset, len, level);
+    }
+}
+
 /// [`prefetch_range_in`] into the cache level `level` names.
 #[inline(always)]
 pub(crate) fn prefetch_range_in_to<E>(data: &[E], offset: usize, len: usize, level: HintLevel) {

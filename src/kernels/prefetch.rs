@@ -46,7 +46,8 @@ pub(crate) fn prefetch_range_in_to<E>(data: &[E], offset: usize, len: usize, lev
     }
 }
 
-/// Where a hint at a slice to come puts its lines.
+/// Where a hint at data a loop reads soon (a slice, an element, a scatter's target) puts its
+/// lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HintLevel {
     /// Every level, L1 included: the load that follows hits L1.
@@ -56,8 +57,8 @@ pub(crate) enum HintLevel {
 }
 
 impl HintLevel {
-    /// The level for hints at slices of a gather from `data_bytes` of data: L1 where the data
-    /// stays in the L3 ([`stays_in_l3`]), L2 where its lines come from memory.
+    /// The level for hints at slices (or a scatter's targets) of `data_bytes` of data: L1 where
+    /// the data stays in the L3 ([`stays_in_l3`]), L2 where its lines come from memory.
     ///
     /// A hint into L1 holds one of the core's few L1 miss buffers until its line arrives, as a
     /// load does. From the L3 that is short, and the load then hits L1. From memory it is

@@ -235,7 +235,7 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.
 ///
-/// The hints fill L2, not L1 (see [`HintLevel`]: a hint into L1 holds an L1 miss buffer until
+/// The hints fill L2, not L1 (see [`HintLevel`](crate::kernels::prefetch::HintLevel): a hint into L1 holds an L1 miss buffer until
 /// its line comes, and these reads come from the L3 or memory by this rule). On the Zen 4 (one
 /// build, the level toggled between alternating calls), time into L2 against into L1: 1-D
 /// gathers of 1M f32 from 16 MB 0.80x, 64 MB 0.54x (int64 values 0.47x), of 2M f32 from 12 MB

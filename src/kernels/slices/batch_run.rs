@@ -42,7 +42,8 @@ pub(super) struct BatchRun<'a> {
     /// Elements of the slice `ahead_tuples` ahead asked for (from its start) when slices are of
     /// run-time length.
     pub(super) prefetch_len: usize,
-    /// The cache level those slices are asked into ([`HintLevel::for_slices_from`]).
+    /// The cache level those slices are asked into ([`HintLevel::for_slices_from`]); Gather's
+    /// walk with a cached output keeps L1 (see `SliceKernel::copy_reused_positions`).
     pub(super) hint_level: HintLevel,
     /// Whether the task's slices go out with non-temporal stores (into a large output).
     pub(super) stream: bool,

@@ -63,7 +63,7 @@ impl SliceKernel {
         let mut pair = t / tpb;
         let mut first = t - pair * tpb;
         let mut base = batch * self.batch_stride + (pair % self.outer) * self.run_span;
-        let hints = self.streamed_walk_hints(run, data, batch);
+        let hints = self.streamed_walk_hints(run, std::mem::size_of_val(data), batch);
         while t < batch_end {
             let run_end = ((pair + 1) * tpb).min(batch_end);
             let part = out.front((run_end - t) * len);
@@ -105,8 +105,12 @@ impl SliceKernel {
     /// outer position's slices from the positions (no table to build).
     ///
     /// Every outer position reads a slab of its own, so the slice `ahead_tuples` on is
-    /// prefetched as [`BatchRun`] does where that slice is likely a first read of its lines
-    /// ([`slabs_read_once_per_tuple`]).
+    /// prefetched where that slice is likely a first read of its lines
+    /// ([`slabs_read_once_per_tuple`]), into L1 whatever the data's size: unlike the lookups'
+    /// and the streamed walk's hints ([`BatchRun::hint_level`]), these slices of a line or less
+    /// gave no rule for L2 on a Zen 4 (16-byte slices from 256-byte slabs took 0.49-0.59x the
+    /// time into L2, from 1 KiB slabs 1.73x, 2-byte slices from 118-byte slabs 1.16-1.19x; see
+    /// bench/README.md).
     /// Returns where it stopped and the rest of `out`.
     #[inline(always)]
     fn copy_reused_positions<'o, E: RawElement, const N: usize>(
@@ -195,14 +199,18 @@ impl SliceKernel {
     /// The hints of a walk whose slices are streamed out ([`Self::gather_reusing_batch`]'s loop
     /// over outer positions): the slices of the position [`WalkHints::positions_ahead`] on, where
     /// [`slabs_read_once_per_tuple`] says its slices are first reads; `None` where they are not,
-    /// or where slices are not asked for ahead at all (`run.ahead_tuples` is 0).
+    /// where slices are not asked for ahead at all (`run.ahead_tuples` is 0), and where a
+    /// position has more tuples than that distance: the run loop then asks for the slices
+    /// `ahead_tuples` on within the position's own slab, and the next position's would all be
+    /// asked for at once, beyond the distance.
     ///
     /// A streamed walk copies slices longer than a line from slabs a few lines and more apart,
     /// a pattern the hardware prefetchers do not reliably follow: without hints, Gather along
     /// axis 4 of an f32 [5, 68, 121, 1, 4, 111] tensor with a scalar index (41140 slices of 444
     /// bytes, 1776 bytes apart, from 73 MB) took 4.0 ms on a Zen 4 where ONNX Runtime's copy
-    /// loop took 2.6 ms; 1.4 ms for slices of 400 bytes 1600 apart. With each slice asked for 18
-    /// positions ahead into L2 (one build, toggled between alternating calls): 0.52-0.56x the
+    /// loop took 2.6 ms; 1.4 ms for slices of 400 bytes 1600 apart. With each slice asked for 8 KiB
+    /// of slices ahead in whole positions (18 for 444-byte slices) into L2 (one build, toggled
+    /// between alternating calls): 0.52-0.56x the
     /// time for 444-byte slices 1332 and 1776 bytes apart, 0.59x for two slices from slabs of 8,
     /// 0.41-0.51x for 800-byte slices 1600 apart, 0.66x for 4000-byte slices 16000 apart; the
     /// walks the prefetchers did follow took 0.92-1.19x (444-byte slices 888 apart) and
@@ -211,13 +219,13 @@ impl SliceKernel {
     fn streamed_walk_hints(
         &self,
         run: &BatchRun<'_>,
-        data: &[impl Sized],
+        data_bytes: usize,
         batch: usize,
     ) -> Option<WalkHints> {
-        let data_bytes = std::mem::size_of_val(data);
-        let first_reads = slabs_read_once_per_tuple(self.tuples_per_batch, run.dims[0], data_bytes);
+        let tpb = self.tuples_per_batch;
+        let first_reads = slabs_read_once_per_tuple(tpb, run.dims[0], data_bytes);
         // Gather's tuples have one component (`WalkHints::ask` reads them as positions).
-        if run.ahead_tuples == 0 || !first_reads || run.dims.len() != 1 {
+        if run.ahead_tuples == 0 || tpb > run.ahead_tuples || !first_reads || run.dims.len() != 1 {
             return None;
         }
         Some(WalkHints {
@@ -295,7 +303,10 @@ impl WalkHints {
     #[inline(always)]
     fn slice_ahead(&self, base: usize, offset: usize, slice_len: usize) -> usize {
         // Cannot underflow: the batch holds the slice being copied, so batch_end >= slice_len.
-        (base + self.positions_ahead * self.span + offset).min(self.batch_end - slice_len)
+        let ahead = self.positions_ahead.saturating_mul(self.span);
+        base.saturating_add(ahead)
+            .saturating_add(offset)
+            .min(self.batch_end - slice_len)
     }
 }
 
@@ -377,8 +388,10 @@ mod tests {
                 values_ahead: true,
             };
             assert_eq!(run.hint_level, HintLevel::L2);
-            let data = vec![0f32; data_len];
-            let hints = kernel.streamed_walk_hints(&run, &data, 0).expect("hinted");
+            let data_bytes = data_len * f32_size;
+            let hints = kernel
+                .streamed_walk_hints(&run, data_bytes, 0)
+                .expect("hinted");
             // 8 KiB of slices ahead: 18 tuples of one position each.
             assert_eq!(hints.positions_ahead, 18);
             assert_eq!(hints.slice_ahead(0, 2 * 111, 111), 18 * 444 + 2 * 111);
@@ -395,16 +408,67 @@ mod tests {
                 ..run
             };
             assert!(repeats
-                .streamed_walk_hints(&repeats_run, &vec![0f32; 100_000 * 333], 0)
+                .streamed_walk_hints(&repeats_run, 100_000 * 333 * f32_size, 0)
                 .is_none());
-            assert!(kernel
-                .streamed_walk_hints(&run, &vec![0f32; (1 << 20) / 4], 0)
-                .is_none());
+            assert!(kernel.streamed_walk_hints(&run, 1 << 20, 0).is_none());
             let no_ahead = BatchRun {
                 ahead_tuples: 0,
                 ..run
             };
-            assert!(kernel.streamed_walk_hints(&no_ahead, &data, 0).is_none());
+            assert!(kernel
+                .streamed_walk_hints(&no_ahead, data_bytes, 0)
+                .is_none());
+            // More tuples per position than the distance: the run loop's own hints.
+            let wide = BatchRun {
+                ahead_tuples: 3,
+                ..run
+            };
+            let four = SliceKernel::take(&[1000, 4, 111], &[4], 1, 0);
+            assert!(four.streamed_walk_hints(&wide, data_bytes, 0).is_none());
+        });
+    }
+
+    #[test]
+    fn a_streamed_walks_hints_stay_in_their_batch() {
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            use crate::kernels::prefetch::HintLevel;
+            // Gather with one batch dimension along axis 2 of [2, 50, 4, 111] with 3 indices:
+            // 3 tuples a position, 50 positions a batch.
+            let shape = [2, 50, 4, 111];
+            let kernel = SliceKernel::take(&shape, &[2, 3], 2, 1);
+            let data = vec![0u8; shape.iter().product()];
+            let run = BatchRun {
+                base: 0,
+                span: kernel.run_span,
+                slice_len: 111,
+                dims: kernel.tuple_dims.as_slice(),
+                strides: kernel.tuple_strides.as_slice(),
+                ahead_tuples: 7,
+                prefetch_len: 111,
+                hint_level: HintLevel::L2,
+                stream: true,
+                values_ahead: false,
+            };
+            // Sized as data past the L2, so that hints are asked for.
+            for batch in 0..2 {
+                let hints = kernel
+                    .streamed_walk_hints(&run, 64 << 20, batch)
+                    .expect("hinted");
+                assert_eq!(hints.positions_ahead, 3);
+                assert_eq!(hints.batch_end, (batch + 1) * 50 * 444);
+                let batch_start = batch * 50 * 444;
+                for position in 0..50 {
+                    let base = batch_start + position * 444;
+                    for tuple in 0..4 {
+                        let at = hints.slice_ahead(base, tuple * 111, 111);
+                        let later = (base + 3 * 444 + tuple * 111).min(hints.batch_end - 111);
+                        assert_eq!(at, later);
+                        assert!(at >= batch_start && at + run.prefetch_len <= hints.batch_end);
+                    }
+                    // Runs the prefetch's own range check (debug builds).
+                    hints.ask(&data, base, &[0, 1, 3], &run);
+                }
+            }
         });
     }
 

@@ -365,6 +365,26 @@ impl<E: RawElement> SlabCopy<'_, E> {
 mod tests {
     use super::*;
 
+    /// A streamed run of `kernel`'s whole slices, asked for `ahead_tuples` on into `hint_level`.
+    fn walk_run(
+        kernel: &SliceKernel,
+        ahead_tuples: usize,
+        hint_level: crate::kernels::prefetch::HintLevel,
+    ) -> BatchRun<'_> {
+        BatchRun {
+            base: 0,
+            span: kernel.run_span,
+            slice_len: kernel.slice_len,
+            dims: kernel.tuple_dims.as_slice(),
+            strides: kernel.tuple_strides.as_slice(),
+            ahead_tuples,
+            prefetch_len: kernel.slice_len,
+            hint_level,
+            stream: true,
+            values_ahead: false,
+        }
+    }
+
     #[test]
     fn streamed_walks_ask_for_the_slices_of_a_later_position_into_l2_beyond_the_l3() {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
@@ -375,18 +395,11 @@ mod tests {
             let shape = [5, 68, 121, 1, 4, 111];
             let kernel = SliceKernel::take(&shape, &[], 4, 0);
             let data_len = shape.iter().product::<usize>();
-            let run = BatchRun {
-                base: 0,
-                span: kernel.run_span,
-                slice_len: 111,
-                dims: kernel.tuple_dims.as_slice(),
-                strides: kernel.tuple_strides.as_slice(),
-                ahead_tuples: super::super::prefetch_ahead_tuples(data_len * f32_size, 444),
-                prefetch_len: 111,
-                hint_level: HintLevel::for_slices_from(data_len * f32_size),
-                stream: false,
-                values_ahead: true,
-            };
+            let run = walk_run(
+                &kernel,
+                super::super::prefetch_ahead_tuples(data_len * f32_size, 444),
+                HintLevel::for_slices_from(data_len * f32_size),
+            );
             assert_eq!(run.hint_level, HintLevel::L2);
             let data_bytes = data_len * f32_size;
             let hints = kernel
@@ -437,18 +450,7 @@ mod tests {
             let shape = [2, 50, 4, 111];
             let kernel = SliceKernel::take(&shape, &[2, 3], 2, 1);
             let data = vec![0u8; shape.iter().product()];
-            let run = BatchRun {
-                base: 0,
-                span: kernel.run_span,
-                slice_len: 111,
-                dims: kernel.tuple_dims.as_slice(),
-                strides: kernel.tuple_strides.as_slice(),
-                ahead_tuples: 7,
-                prefetch_len: 111,
-                hint_level: HintLevel::L2,
-                stream: true,
-                values_ahead: false,
-            };
+            let run = walk_run(&kernel, 7, HintLevel::L2);
             // Sized as data past the L2, so that hints are asked for.
             for batch in 0..2 {
                 let hints = kernel

@@ -15,17 +15,14 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// Runtime's time on a Zen 4, waiting on that line.
 #[inline(always)]
 pub(crate) fn prefetch_range<E>(data: &[E], offset: usize, len: usize) {
-    if offset <= data.len() && len <= data.len() - offset {
-        range_lines::<E, false>(data, offset, len);
-    }
+    prefetch_range_to(data, offset, len, HintLevel::L1);
 }
 
 /// [`prefetch_range`] without the range check, for callers that keep `offset + len <=
 /// data.len()` by construction (debug builds assert it).
 #[inline(always)]
 pub(crate) fn prefetch_range_in<E>(data: &[E], offset: usize, len: usize) {
-    debug_assert!(offset + len <= data.len());
-    range_lines::<E, false>(data, offset, len);
+    prefetch_range_in_to(data, offset, len, HintLevel::L1);
 }
 
 /// [`prefetch_range`] into the cache level `level` names.
@@ -52,7 +49,8 @@ pub(crate) fn prefetch_range_in_to<E>(data: &[E], offset: usize, len: usize, lev
 pub(crate) enum HintLevel {
     /// Every level, L1 included: the load that follows hits L1.
     L1,
-    /// L2 and beyond: the load that follows hits L2.
+    /// L2 and beyond: the load that follows hits L2. Also for data needed a while from now
+    /// that must not push out what L1 holds.
     L2,
 }
 
@@ -79,15 +77,6 @@ impl HintLevel {
         } else {
             HintLevel::L2
         }
-    }
-}
-
-/// [`prefetch_range`] into the outer caches (L2) only, for data needed a while from now that
-/// must not push out what L1 holds.
-#[inline(always)]
-pub(crate) fn prefetch_range_l2<E>(data: &[E], offset: usize, len: usize) {
-    if offset <= data.len() && len <= data.len() - offset {
-        range_lines::<E, true>(data, offset, len);
     }
 }
 

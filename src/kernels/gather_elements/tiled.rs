@@ -5,7 +5,7 @@ use super::ElementsKernel;
 use crate::kernels::cache::{l2_bytes, LINE};
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::{for_each_range, DisjointOut};
-use crate::kernels::prefetch::{prefetch_range, prefetch_range_l2};
+use crate::kernels::prefetch::{prefetch_range, prefetch_range_to, HintLevel};
 use crate::kernels::resolve::IndexCopy;
 use crate::kernels::{first_bad_index, BadIndex};
 use crate::repr::{IndexElement, RawElement};
@@ -121,7 +121,7 @@ impl ElementsKernel {
                                 (first_source + sources_per_position).min(self.axis_size);
                             for source in first_source..sources_end {
                                 let from = base + source * self.axis_stride + next_c0;
-                                prefetch_range_l2(data, from, next_width);
+                                prefetch_range_to(data, from, next_width, HintLevel::L2);
                             }
                         }
                         let at = (group * positions + a) * columns + c0;

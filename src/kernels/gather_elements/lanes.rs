@@ -235,13 +235,13 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.
 ///
-/// The hints fill L2, not L1 (see [`HintLevel`](crate::kernels::prefetch::HintLevel): a hint into L1 holds an L1 miss buffer until
-/// its line comes, and these reads come from the L3 or memory by this rule). On the Zen 4 (one
-/// build, the level toggled between alternating calls), time into L2 against into L1: 1-D
-/// gathers of 1M f32 from 16 MB 0.80x, 64 MB 0.54x (int64 values 0.47x), of 2M f32 from 12 MB
-/// 0.78x (0.92x at 2 threads), of f64 from 256 MB 0.50x, of u8 from 8 MB 0.90x; f32 rows across
-/// axis 0 of [2000, 4096] 0.35x (0.38x at 2 threads), u16 of [4000, 2048] 0.43x (0.66x);
-/// 1-D from 8 MB at 2 threads 0.88-1.01x.
+/// The hints fill L2, not L1 (see [`HintLevel`](crate::kernels::prefetch::HintLevel): a hint
+/// into L1 holds an L1 miss buffer until its line comes, and these reads come from the L3 or
+/// memory by this rule). On the Zen 4 (one build, the level toggled between alternating calls),
+/// time into L2 against into L1: 1-D gathers of 1M f32 from 16 MB 0.80x, 64 MB 0.54x (int64
+/// values 0.47x), of 2M f32 from 12 MB 0.78x (0.92x at 2 threads), of f64 from 256 MB 0.50x, of
+/// u8 from 8 MB 0.90x; f32 rows across axis 0 of [2000, 4096] 0.35x (0.38x at 2 threads), u16 of
+/// [4000, 2048] 0.43x (0.66x); 1-D from 8 MB at 2 threads 0.88-1.01x.
 pub(super) fn reads_ahead_for(span_bytes: usize, row_len: usize) -> usize {
     if !cfg!(target_arch = "x86_64") || !far_beyond_l2(span_bytes) || row_len <= POSITIONS_AHEAD {
         0

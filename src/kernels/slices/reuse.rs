@@ -208,14 +208,13 @@ impl SliceKernel {
     /// a pattern the hardware prefetchers do not reliably follow: without hints, Gather along
     /// axis 4 of an f32 [5, 68, 121, 1, 4, 111] tensor with a scalar index (41140 slices of 444
     /// bytes, 1776 bytes apart, from 73 MB) took 4.0 ms on a Zen 4 where ONNX Runtime's copy
-    /// loop took 2.6 ms; 1.4 ms for slices of 400 bytes 1600 apart. With each slice asked for 8 KiB
-    /// of slices ahead in whole positions (18 for 444-byte slices) into L2 (one build, toggled
-    /// between alternating calls): 0.52-0.56x the
-    /// time for 444-byte slices 1332 and 1776 bytes apart, 0.59x for two slices from slabs of 8,
-    /// 0.41-0.51x for 800-byte slices 1600 apart, 0.66x for 4000-byte slices 16000 apart; the
-    /// walks the prefetchers did follow took 0.92-1.19x (444-byte slices 888 apart) and
-    /// 0.77-0.94x (two from slabs of 4). Into L1, as the cached walk asks, the same hints took
-    /// 1.42x and 1.61x on those two.
+    /// loop took 2.6 ms; 1.4 ms for slices of 400 bytes 1600 apart. With each slice asked for 8
+    /// KiB of slices ahead in whole positions (18 for 444-byte slices) into L2 (one build,
+    /// toggled between alternating calls): 0.52-0.56x the time for 444-byte slices 1332 and 1776
+    /// bytes apart, 0.59x for two slices from slabs of 8, 0.41-0.51x for 800-byte slices 1600
+    /// apart, 0.66x for 4000-byte slices 16000 apart; the walks the prefetchers did follow took
+    /// 0.92-1.19x (444-byte slices 888 apart) and 0.77-0.94x (two from slabs of 4). Into L1, as
+    /// the cached walk asks, the same hints took 1.42x and 1.61x on those two.
     fn streamed_walk_hints(
         &self,
         run: &BatchRun<'_>,
@@ -229,7 +228,7 @@ impl SliceKernel {
             return None;
         }
         Some(WalkHints {
-            positions_ahead: run.ahead_tuples.div_ceil(self.tuples_per_batch),
+            positions_ahead: run.ahead_tuples.div_ceil(tpb),
             span: self.run_span,
             batch_end: (batch + 1) * self.batch_stride,
         })

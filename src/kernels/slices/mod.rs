@@ -239,7 +239,13 @@ impl SliceKernel {
         let slice_bytes = len * std::mem::size_of::<E>();
         let span_bytes = self.run_span.saturating_mul(std::mem::size_of::<E>());
         let stream = streams_output(N != 0, slice_bytes, tuples, fits_l2(span_bytes));
-        let ahead_tuples = prefetch_ahead_tuples(std::mem::size_of_val(data), slice_bytes);
+        let footprint = Footprint::of_call(
+            std::mem::size_of_val(data),
+            std::mem::size_of_val(indices),
+            std::mem::size_of_val(out),
+            stream,
+        );
+        let ahead_tuples = prefetch_ahead_tuples(footprint, slice_bytes, self.tuples_per_batch);
         let prefetch_len =
             slice_prefetch_len(std::mem::size_of_val(data), len, std::mem::size_of::<E>());
         let k = known_or(K, self.tuple_dims.len());
@@ -403,9 +409,47 @@ impl SliceKernel {
     }
 }
 
+/// The sizes that decide the slice loops' hints: which cache a call's slices are read from.
+#[derive(Clone, Copy, Debug)]
+struct Footprint {
+    /// Bytes of the data the slices are read from.
+    data: usize,
+    /// Bytes the call moves through the cache: the data, the index values and the output unless
+    /// it is streamed past the cache. Data that stays in the L3 by its own size may not when the
+    /// call's other traffic passes through too: W9 (16 MiB of data beside 16 MiB of index
+    /// values) took 1.54x as long without its hints on a Zen 4.
+    ///
+    /// Only the rule that drops the hints counts this; which level the hints go to and how much
+    /// of a slice they ask for are decided by the data alone, as measured
+    /// ([`HintLevel::for_slices_from`], [`slice_prefetch_len`]). Decided by this instead, the
+    /// level took 0.83-0.96x the time for data of 15-16 MiB beside 11-16 MiB of indices or
+    /// output, but 1.05-1.08x for 6.5-6.9 MB of data beside 10-21 MB of indices.
+    cached: usize,
+}
+
+impl Footprint {
+    /// A call's: `data_bytes` of data read, `index_bytes` of index values, and `out_bytes` of
+    /// output written through the cache unless `streamed`.
+    fn of_call(data_bytes: usize, index_bytes: usize, out_bytes: usize, streamed: bool) -> Self {
+        let written = if streamed { 0 } else { out_bytes };
+        Footprint {
+            data: data_bytes,
+            cached: data_bytes
+                .saturating_add(index_bytes)
+                .saturating_add(written),
+        }
+    }
+
+    /// Whether the call's reads come from the L3: all it moves through the cache stays there.
+    fn stays_in_l3(self) -> bool {
+        stays_in_l3(self.cached)
+    }
+}
+
 /// How many tuples ahead the slice to come is asked for (0: none). Far enough ahead to cover a
-/// memory latency, 64 tuples for small slices and fewer (at least the next one) for large ones;
-/// but not at all from data that fits a core's L2, as Gather's reusing loop already decides
+/// memory latency, 64 tuples for small slices and fewer (at least the next one) for large ones.
+///
+/// Not at all from data that fits a core's L2, as Gather's reusing loop already decides
 /// ([`reuse`]): such data stays in the L2 from call to call, its reads need no hint, and the
 /// hint's address (the tuple ahead read and combined, component by component) costs lookups
 /// most of their time. Measured on an Intel Xeon with 2 MiB of L2 (one build, the rule toggled
@@ -413,12 +457,39 @@ impl SliceKernel {
 /// to 2 MiB of data took 0.74-0.94x the time without the hint where they looked up many tuples
 /// (3-D lookups of 4 bytes from 16 KiB-1 MiB: 0.79-0.85x; 2543 2-D byte lookups from 94 KiB:
 /// 0.85x; a Gather of 1703 slices of 8 bytes from 1.5 MB: 0.76x), and none more than 1.03x.
-fn prefetch_ahead_tuples(data_bytes: usize, slice_bytes: usize) -> usize {
-    if !prefetches_ahead_from(data_bytes) {
+///
+/// Nor from a call that stays in the L3 ([`Footprint::stays_in_l3`]) whose slices are at most
+/// [`WINDOWED_SLICE_MAX_BYTES`] and whose runs each hold the distance. Such a loop spends a few
+/// instructions per slice, and its slices' positions were resolved a block before (see
+/// `resolve`), so the core's out-of-order window already holds the loads of the tuples ahead and
+/// covers an L3 latency on its own: the hint is pure cost. Longer slices fill that window with
+/// their copies, and a run shorter than the distance hints into the runs after it, which the
+/// window does not reach past each run's setup. Measured on a Zen 4 (1 MiB of L2, 32 MiB of L3;
+/// one build, the rule toggled between alternating calls), time without the hint: Gathers of
+/// 20000 random rows from 2-8 MB, 8-byte rows 0.65-0.69x, 32-byte 0.73-0.86x, 64-byte 0.84-0.95x,
+/// 128-byte 0.73-0.82x; of 4000 rows from 3-10 MB, 256-byte 0.92-0.98x, 512 bytes to 2 KiB
+/// 0.98-1.10x (so they keep it). Over 155 calls (the 140 Gather and GatherND configurations of
+/// sweep seeds 199-201 with more than 1 MiB of data, W6-W9, G1, G2, G4 and the Gathers above),
+/// 0.96x in geo-mean; those it covers 0.58-0.96x (a Gather of 253k 8-byte slices from 1.2 MB 0.58x, 2709 3-D lookups of 4
+/// bytes 0.70x, 124k of 16 bytes 0.84x), and none above 1.03x but where it changes nothing.
+/// A Gather of 2 indices per run from 11 MB took 1.42x as long without the hint.
+fn prefetch_ahead_tuples(at: Footprint, slice_bytes: usize, tuples_per_run: usize) -> usize {
+    if !prefetches_ahead_from(at.data) {
         return 0;
     }
-    (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES)
+    let distance = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
+    let window_covers_it =
+        at.stays_in_l3() && slice_bytes <= WINDOWED_SLICE_MAX_BYTES && tuples_per_run >= distance;
+    if window_covers_it {
+        0
+    } else {
+        distance
+    }
 }
+
+/// Slices of at most this many bytes (four lines) from the L3 are not asked for ahead where a run
+/// holds the distance (see [`prefetch_ahead_tuples`]).
+const WINDOWED_SLICE_MAX_BYTES: usize = 4 * LINE;
 
 /// Whether the slice loops ask for slices ahead at all from `data_bytes` of data: only from data
 /// larger than a core's L2 (see [`prefetch_ahead_tuples`]); the one place both loops decide it.
@@ -525,11 +596,40 @@ mod tests {
     #[test]
     fn slices_ahead_are_asked_for_only_from_data_larger_than_a_cores_l2() {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            assert_eq!(prefetch_ahead_tuples(1 << 20, 4), 0);
-            assert_eq!(prefetch_ahead_tuples(1 << 20, 4096), 0);
-            assert_eq!(prefetch_ahead_tuples((1 << 20) + 1, 4), PREFETCH_TUPLES);
-            assert_eq!(prefetch_ahead_tuples((1 << 20) + 1, 256), 32);
-            assert_eq!(prefetch_ahead_tuples(64 << 20, 65536), 1);
+            // From memory (64 MiB of data), one run of a million tuples.
+            let from = |data_bytes| Footprint::of_call(data_bytes, 0, 64 << 20, false);
+            assert_eq!(prefetch_ahead_tuples(from(1 << 20), 4, 1 << 20), 0);
+            assert_eq!(prefetch_ahead_tuples(from(1 << 20), 4096, 1 << 20), 0);
+            assert_eq!(
+                prefetch_ahead_tuples(from((1 << 20) + 1), 4, 1 << 20),
+                PREFETCH_TUPLES
+            );
+            assert_eq!(prefetch_ahead_tuples(from((1 << 20) + 1), 256, 1 << 20), 32);
+            assert_eq!(prefetch_ahead_tuples(from(64 << 20), 65536, 1 << 20), 1);
+        });
+    }
+
+    #[test]
+    fn small_slices_from_a_call_that_stays_in_the_l3_are_not_asked_for_ahead() {
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            let mib = 1 << 20;
+            // 20000 rows of 8 bytes from 2 MiB, one run: none. Two tuples per run (a Gather
+            // along a middle axis with two indices) hint into the runs after theirs: kept.
+            let small_call = Footprint::of_call(2 * mib, 160_000, 160_000, false);
+            assert!(small_call.stays_in_l3());
+            assert_eq!(prefetch_ahead_tuples(small_call, 8, 20000), 0);
+            assert_eq!(prefetch_ahead_tuples(small_call, 8, 2), PREFETCH_TUPLES);
+            // Up to four lines, where a run holds the distance (32 tuples of 256 bytes).
+            assert_eq!(prefetch_ahead_tuples(small_call, 256, 32), 0);
+            assert_eq!(prefetch_ahead_tuples(small_call, 256, 31), 32);
+            assert_eq!(prefetch_ahead_tuples(small_call, 257, 20000), 31);
+            // W9: 16 MiB of data, 32 MiB of index values, its output streamed: from memory.
+            let w9 = Footprint::of_call(16 * mib, 32 * mib, 32 * mib, true);
+            assert!(!w9.stays_in_l3());
+            assert_eq!(prefetch_ahead_tuples(w9, 16, 2 << 20), PREFETCH_TUPLES);
+            // An output written through the cache counts, a streamed one does not.
+            assert!(!Footprint::of_call(8 * mib, mib, 8 * mib, false).stays_in_l3());
+            assert!(Footprint::of_call(8 * mib, mib, 8 * mib, true).stays_in_l3());
         });
     }
 

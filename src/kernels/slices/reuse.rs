@@ -396,7 +396,11 @@ mod tests {
             let data_len = shape.iter().product::<usize>();
             let run = walk_run(
                 &kernel,
-                super::super::prefetch_ahead_tuples(data_len * f32_size, 444),
+                super::super::prefetch_ahead_tuples(
+                    super::super::Footprint::of_call(data_len * f32_size, 0, 0, true),
+                    444,
+                    1,
+                ),
                 HintLevel::for_slices_from(data_len * f32_size),
             );
             assert_eq!(run.hint_level, HintLevel::L2);

@@ -242,7 +242,8 @@ impl SliceKernel {
         let footprint = Footprint::of_call(
             std::mem::size_of_val(data),
             std::mem::size_of_val(indices),
-            std::mem::size_of_val(out),
+            tuples,
+            slice_bytes,
             stream,
         );
         let ahead_tuples = prefetch_ahead_tuples(footprint, slice_bytes, self.tuples_per_batch);
@@ -412,8 +413,9 @@ impl SliceKernel {
 /// The sizes that decide the slice loops' hints: which cache a call's slices are read from.
 #[derive(Clone, Copy, Debug)]
 struct Footprint {
-    /// Bytes of the data the slices are read from.
-    data: usize,
+    /// Bytes of data lines the call's slices can touch: the data, or fewer where the call has
+    /// few slices (see [`Footprint::of_call`]).
+    touched: usize,
     /// Bytes the call moves through the cache: the data, the index values and the output unless
     /// it is streamed past the cache. Data that stays in the L3 by its own size may not when the
     /// call's other traffic passes through too: W9 (16 MiB of data beside 16 MiB of index
@@ -428,12 +430,26 @@ struct Footprint {
 }
 
 impl Footprint {
-    /// A call's: `data_bytes` of data read, `index_bytes` of index values, and `out_bytes` of
-    /// output written through the cache unless `streamed`.
-    fn of_call(data_bytes: usize, index_bytes: usize, out_bytes: usize, streamed: bool) -> Self {
+    /// A call's: `tuples` slices of `slice_bytes` read from `data_bytes` of data and written to
+    /// the output, through the cache unless `streamed`, and `index_bytes` of index values.
+    ///
+    /// A slice touches at most one line more than its length in lines (where it starts inside
+    /// one), so the call touches at most that many lines per slice, however large the data:
+    /// gathered again, as calls on the same table are, the lines the last call touched are still
+    /// cached, as for GatherElements (`StridedRows::lines_touched_bytes`).
+    fn of_call(
+        data_bytes: usize,
+        index_bytes: usize,
+        tuples: usize,
+        slice_bytes: usize,
+        streamed: bool,
+    ) -> Self {
+        let out_bytes = tuples.saturating_mul(slice_bytes);
         let written = if streamed { 0 } else { out_bytes };
+        let lines_per_slice = slice_bytes.div_ceil(LINE) + 1;
+        let touched = data_bytes.min(tuples.saturating_mul(lines_per_slice).saturating_mul(LINE));
         Footprint {
-            data: data_bytes,
+            touched,
             cached: data_bytes
                 .saturating_add(index_bytes)
                 .saturating_add(written),
@@ -457,6 +473,15 @@ impl Footprint {
 /// to 2 MiB of data took 0.74-0.94x the time without the hint where they looked up many tuples
 /// (3-D lookups of 4 bytes from 16 KiB-1 MiB: 0.79-0.85x; 2543 2-D byte lookups from 94 KiB:
 /// 0.85x; a Gather of 1703 slices of 8 bytes from 1.5 MB: 0.76x), and none more than 1.03x.
+/// The same holds for the lines a call of few slices touches in larger data
+/// ([`Footprint::touched`]), which the last call on that data left in cache. Measured on a Zen 4
+/// (1 MiB of L2; one build, the rule toggled between alternating calls), time without the hint:
+/// 6790 slices of 24 bytes from 52 MB, in one run or in 35 batches, 0.78-0.85x; 448 of 856 bytes
+/// from 12 MB 0.83-0.94x; 45 of 1 KiB from 119 MB 0.66x; 1494 of 9 bytes from 66 MB 0.70x. Over
+/// 144 calls (the Gather and GatherND configurations of sweep seeds 199-201 with more than 1 MiB
+/// of data, W7, W9, G2, G4) 0.98x in geo-mean, none slower beyond noise (88 slices of 3528 bytes
+/// from 36 MB moved between 0.84x and 1.27x in five runs; calls the rule does not change moved up
+/// to 1.37x).
 ///
 /// Nor from a call that stays in the L3 ([`Footprint::stays_in_l3`]) whose slices are at most
 /// [`WINDOWED_SLICE_MAX_BYTES`] and whose runs each hold the distance. Such a loop spends a few
@@ -474,7 +499,7 @@ impl Footprint {
 /// bytes 0.70x, 124k of 16 bytes 0.84x), and none above 1.03x but where it changes nothing.
 /// A Gather of 2 indices per run from 11 MB took 1.42x as long without the hint.
 fn prefetch_ahead_tuples(at: Footprint, slice_bytes: usize, tuples_per_run: usize) -> usize {
-    if !prefetches_ahead_from(at.data) {
+    if !prefetches_ahead_from(at.touched) {
         return 0;
     }
     let distance = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
@@ -491,8 +516,9 @@ fn prefetch_ahead_tuples(at: Footprint, slice_bytes: usize, tuples_per_run: usiz
 /// holds the distance (see [`prefetch_ahead_tuples`]).
 const WINDOWED_SLICE_MAX_BYTES: usize = 4 * LINE;
 
-/// Whether the slice loops ask for slices ahead at all from `data_bytes` of data: only from data
-/// larger than a core's L2 (see [`prefetch_ahead_tuples`]); the one place both loops decide it.
+/// Whether the slice loops ask for slices ahead at all when their reads touch `data_bytes` of
+/// data: only beyond a core's L2 (see [`prefetch_ahead_tuples`]); the one place both loops
+/// decide it.
 fn prefetches_ahead_from(data_bytes: usize) -> bool {
     !fits_l2(data_bytes)
 }
@@ -596,16 +622,40 @@ mod tests {
     #[test]
     fn slices_ahead_are_asked_for_only_from_data_larger_than_a_cores_l2() {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            // From memory (64 MiB of data), one run of a million tuples.
-            let from = |data_bytes| Footprint::of_call(data_bytes, 0, 64 << 20, false);
-            assert_eq!(prefetch_ahead_tuples(from(1 << 20), 4, 1 << 20), 0);
-            assert_eq!(prefetch_ahead_tuples(from(1 << 20), 4096, 1 << 20), 0);
-            assert_eq!(
-                prefetch_ahead_tuples(from((1 << 20) + 1), 4, 1 << 20),
-                PREFETCH_TUPLES
-            );
-            assert_eq!(prefetch_ahead_tuples(from((1 << 20) + 1), 256, 1 << 20), 32);
-            assert_eq!(prefetch_ahead_tuples(from(64 << 20), 65536, 1 << 20), 1);
+            // A million tuples beside 64 MiB of index values (so the call does not stay in the
+            // L3): the data decides.
+            let call = |data_bytes, slice_bytes| {
+                Footprint::of_call(data_bytes, 64 << 20, 1 << 20, slice_bytes, true)
+            };
+            let ahead = |data_bytes, slice_bytes| {
+                prefetch_ahead_tuples(call(data_bytes, slice_bytes), slice_bytes, 1 << 20)
+            };
+            assert_eq!(ahead(1 << 20, 4), 0);
+            assert_eq!(ahead(1 << 20, 4096), 0);
+            assert_eq!(ahead((1 << 20) + 1, 4), PREFETCH_TUPLES);
+            assert_eq!(ahead((1 << 20) + 1, 256), 32);
+            assert_eq!(ahead(64 << 20, 65536), 1);
+        });
+    }
+
+    #[test]
+    fn a_call_of_few_slices_is_not_asked_for_ahead_whatever_the_datas_size() {
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            let mib = 1 << 20;
+            // 6790 slices of 24 bytes from 52 MB touch at most two lines each: 869120 bytes.
+            let few = Footprint::of_call(52 * mib, 108_640, 6790, 24, false);
+            assert_eq!(few.touched, 6790 * 2 * LINE);
+            assert_eq!(prefetch_ahead_tuples(few, 24, 194), 0);
+            // 8193 of them may touch more than the L2: asked for (the call, 52 MB of data, does
+            // not stay in the L3).
+            let more = Footprint::of_call(52 * mib, 131_088, 8193, 24, false);
+            assert_eq!(prefetch_ahead_tuples(more, 24, 8193), PREFETCH_TUPLES);
+            // 3 KiB slices touch 49 lines: 100 of them 313600 bytes, 400 of them 1.25 MB.
+            let rows = |tuples| Footprint::of_call(153 * mib, tuples * 8, tuples, 3072, false);
+            assert_eq!(prefetch_ahead_tuples(rows(100), 3072, 100), 0);
+            assert_eq!(prefetch_ahead_tuples(rows(400), 3072, 400), 2);
+            // Data smaller than that bound is all a call can touch.
+            assert_eq!(Footprint::of_call(mib, 0, 1 << 20, 3072, true).touched, mib);
         });
     }
 
@@ -613,23 +663,24 @@ mod tests {
     fn small_slices_from_a_call_that_stays_in_the_l3_are_not_asked_for_ahead() {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             let mib = 1 << 20;
-            // 20000 rows of 8 bytes from 2 MiB, one run: none. Two tuples per run (a Gather
-            // along a middle axis with two indices) hint into the runs after theirs: kept.
-            let small_call = Footprint::of_call(2 * mib, 160_000, 160_000, false);
-            assert!(small_call.stays_in_l3());
-            assert_eq!(prefetch_ahead_tuples(small_call, 8, 20000), 0);
-            assert_eq!(prefetch_ahead_tuples(small_call, 8, 2), PREFETCH_TUPLES);
+            // 20000 rows from 2 MiB, one run: none. Two tuples per run (a Gather along a middle
+            // axis with two indices) hint into the runs after theirs: kept.
+            let call =
+                |slice_bytes| Footprint::of_call(2 * mib, 160_000, 20000, slice_bytes, false);
+            assert!(call(8).stays_in_l3());
+            assert_eq!(prefetch_ahead_tuples(call(8), 8, 20000), 0);
+            assert_eq!(prefetch_ahead_tuples(call(8), 8, 2), PREFETCH_TUPLES);
             // Up to four lines, where a run holds the distance (32 tuples of 256 bytes).
-            assert_eq!(prefetch_ahead_tuples(small_call, 256, 32), 0);
-            assert_eq!(prefetch_ahead_tuples(small_call, 256, 31), 32);
-            assert_eq!(prefetch_ahead_tuples(small_call, 257, 20000), 31);
-            // W9: 16 MiB of data, 32 MiB of index values, its output streamed: from memory.
-            let w9 = Footprint::of_call(16 * mib, 32 * mib, 32 * mib, true);
+            assert_eq!(prefetch_ahead_tuples(call(256), 256, 32), 0);
+            assert_eq!(prefetch_ahead_tuples(call(256), 256, 31), 32);
+            assert_eq!(prefetch_ahead_tuples(call(257), 257, 20000), 31);
+            // W9: 16 MiB of data beside 16 MiB of index values, its output streamed: from memory.
+            let w9 = Footprint::of_call(16 * mib, 16 * mib, 2 << 20, 16, true);
             assert!(!w9.stays_in_l3());
             assert_eq!(prefetch_ahead_tuples(w9, 16, 2 << 20), PREFETCH_TUPLES);
             // An output written through the cache counts, a streamed one does not.
-            assert!(!Footprint::of_call(8 * mib, mib, 8 * mib, false).stays_in_l3());
-            assert!(Footprint::of_call(8 * mib, mib, 8 * mib, true).stays_in_l3());
+            assert!(!Footprint::of_call(8 * mib, mib, mib, 8, false).stays_in_l3());
+            assert!(Footprint::of_call(8 * mib, mib, mib, 8, true).stays_in_l3());
         });
     }
 

@@ -397,7 +397,7 @@ mod tests {
             let run = walk_run(
                 &kernel,
                 super::super::prefetch_ahead_tuples(
-                    super::super::Footprint::of_call(data_len * f32_size, 0, 0, true),
+                    super::super::Footprint::of_call(data_len * f32_size, 0, 41140, 444, true),
                     444,
                     1,
                 ),

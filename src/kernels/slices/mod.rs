@@ -242,8 +242,7 @@ impl SliceKernel {
         let footprint = Footprint::of_call(
             std::mem::size_of_val(data),
             std::mem::size_of_val(indices),
-            tuples,
-            slice_bytes,
+            tuples.saturating_mul(slice_bytes),
             stream,
         );
         let ahead_tuples = prefetch_ahead_tuples(footprint, slice_bytes, self.tuples_per_batch);
@@ -413,9 +412,16 @@ impl SliceKernel {
 /// The sizes that decide the slice loops' hints: which cache a call's slices are read from.
 #[derive(Clone, Copy, Debug)]
 struct Footprint {
-    /// Bytes of data lines the call's slices can touch: the data, or fewer where the call has
-    /// few slices (see [`Footprint::of_call`]).
-    touched: usize,
+    /// Bytes of the data the slices are read from.
+    ///
+    /// All of them, not only the lines a call of few slices can touch: those are still cached
+    /// when the next call reads the same ones, but not when it reads others, as a model's
+    /// lookups into a table with new indices do. On a Zen 4 (one build, toggled between
+    /// alternating calls), no hints where the touched lines fit the L2 took 0.66-0.85x the time
+    /// for calls repeated with the same indices (45 slices of 1 KiB from 119 MB 0.66x, 6790 of 24
+    /// bytes from 52 MB 0.78-0.85x), but 1.71-2.45x with new indices each call (300 rows of 3
+    /// KiB from 153 MB 1.71x, 6790 of 24 bytes from 52 MB 2.45x).
+    data: usize,
     /// Bytes the call moves through the cache: the data, the index values and the output unless
     /// it is streamed past the cache. Data that stays in the L3 by its own size may not when the
     /// call's other traffic passes through too: W9 (16 MiB of data beside 16 MiB of index
@@ -430,26 +436,12 @@ struct Footprint {
 }
 
 impl Footprint {
-    /// A call's: `tuples` slices of `slice_bytes` read from `data_bytes` of data and written to
-    /// the output, through the cache unless `streamed`, and `index_bytes` of index values.
-    ///
-    /// A slice touches at most one line more than its length in lines (where it starts inside
-    /// one), so the call touches at most that many lines per slice, however large the data:
-    /// gathered again, as calls on the same table are, the lines the last call touched are still
-    /// cached, as for GatherElements (`StridedRows::lines_touched_bytes`).
-    fn of_call(
-        data_bytes: usize,
-        index_bytes: usize,
-        tuples: usize,
-        slice_bytes: usize,
-        streamed: bool,
-    ) -> Self {
-        let out_bytes = tuples.saturating_mul(slice_bytes);
+    /// A call's: `data_bytes` of data read, `index_bytes` of index values, and `out_bytes` of
+    /// output written through the cache unless `streamed`.
+    fn of_call(data_bytes: usize, index_bytes: usize, out_bytes: usize, streamed: bool) -> Self {
         let written = if streamed { 0 } else { out_bytes };
-        let lines_per_slice = slice_bytes.div_ceil(LINE) + 1;
-        let touched = data_bytes.min(tuples.saturating_mul(lines_per_slice).saturating_mul(LINE));
         Footprint {
-            touched,
+            data: data_bytes,
             cached: data_bytes
                 .saturating_add(index_bytes)
                 .saturating_add(written),
@@ -473,38 +465,33 @@ impl Footprint {
 /// to 2 MiB of data took 0.74-0.94x the time without the hint where they looked up many tuples
 /// (3-D lookups of 4 bytes from 16 KiB-1 MiB: 0.79-0.85x; 2543 2-D byte lookups from 94 KiB:
 /// 0.85x; a Gather of 1703 slices of 8 bytes from 1.5 MB: 0.76x), and none more than 1.03x.
-/// The same holds for the lines a call of few slices touches in larger data
-/// ([`Footprint::touched`]), which the last call on that data left in cache. Measured on a Zen 4
-/// (1 MiB of L2; one build, the rule toggled between alternating calls), time without the hint:
-/// 6790 slices of 24 bytes from 52 MB, in one run or in 35 batches, 0.78-0.85x; 448 of 856 bytes
-/// from 12 MB 0.83-0.94x; 45 of 1 KiB from 119 MB 0.66x; 1494 of 9 bytes from 66 MB 0.70x. Over
-/// 144 calls (the Gather and GatherND configurations of sweep seeds 199-201 with more than 1 MiB
-/// of data, W7, W9, G2, G4) 0.98x in geo-mean, none slower beyond noise (88 slices of 3528 bytes
-/// from 36 MB moved between 0.84x and 1.27x in five runs; calls the rule does not change moved up
-/// to 1.37x).
+/// The data's whole size decides, not the lines a call of few slices touches ([`Footprint::data`]).
 ///
 /// Nor from a call that stays in the L3 ([`Footprint::stays_in_l3`]) whose slices are at most
-/// [`WINDOWED_SLICE_MAX_BYTES`] and whose runs each hold the distance. Such a loop spends a few
-/// instructions per slice, and its slices' positions were resolved a block before (see
+/// [`WINDOW_COVERED_SLICE_MAX_BYTES`] and whose runs each hold the distance. Such a loop spends
+/// a few instructions per slice, and its slices' positions were resolved a block before (see
 /// `resolve`), so the core's out-of-order window already holds the loads of the tuples ahead and
 /// covers an L3 latency on its own: the hint is pure cost. Longer slices fill that window with
-/// their copies, and a run shorter than the distance hints into the runs after it, which the
-/// window does not reach past each run's setup. Measured on a Zen 4 (1 MiB of L2, 32 MiB of L3;
-/// one build, the rule toggled between alternating calls), time without the hint: Gathers of
-/// 20000 random rows from 2-8 MB, 8-byte rows 0.65-0.69x, 32-byte 0.73-0.86x, 64-byte 0.84-0.95x,
-/// 128-byte 0.73-0.82x; of 4000 rows from 3-10 MB, 256-byte 0.92-0.98x, 512 bytes to 2 KiB
-/// 0.98-1.10x (so they keep it). Over 155 calls (the 140 Gather and GatherND configurations of
-/// sweep seeds 199-201 with more than 1 MiB of data, W6-W9, G1, G2, G4 and the Gathers above),
-/// 0.96x in geo-mean; those it covers 0.58-0.96x (a Gather of 253k 8-byte slices from 1.2 MB 0.58x, 2709 3-D lookups of 4
-/// bytes 0.70x, 124k of 16 bytes 0.84x), and none above 1.03x but where it changes nothing.
-/// A Gather of 2 indices per run from 11 MB took 1.42x as long without the hint.
-fn prefetch_ahead_tuples(at: Footprint, slice_bytes: usize, tuples_per_run: usize) -> usize {
-    if !prefetches_ahead_from(at.touched) {
+/// their copies. A Gather run shorter than the distance asks for the slices of the outer
+/// positions after it (see [`reuse`]), which the window does not reach past each run's setup (a
+/// GatherND run asks only within its batch, so there the condition changes nothing). Measured on
+/// a Zen 4 (1 MiB of L2, 32 MiB of L3; one build, the rule toggled between alternating calls),
+/// time without the hint: Gathers of 20000 random rows from 2-8 MB, 8-byte rows 0.65-0.69x,
+/// 32-byte 0.73-0.86x, 64-byte 0.84-0.95x, 128-byte 0.73-0.82x; of 4000 rows from 3-10 MB,
+/// 256-byte 0.92-0.98x, 512 bytes to 2 KiB 0.98-1.10x (so they keep it). Over 155 calls (the
+/// 140 Gather and GatherND configurations of sweep seeds 199-201 with more than 1 MiB of data,
+/// W6-W9, G1, G2, G4 and the Gathers above), 0.96x in geo-mean; those it covers 0.58-0.96x (a
+/// Gather of 253k 8-byte slices from 1.2 MB 0.58x, of 59850 4-byte slices from 7 MB 0.75x, 124k
+/// 3-D lookups of 16 bytes from 1.7 MB 0.84x), and none above 1.03x but where it changes
+/// nothing. A Gather of 2 indices per run from 11 MB took 1.42x as long without the hint.
+fn prefetch_ahead_tuples(call: Footprint, slice_bytes: usize, tuples_per_run: usize) -> usize {
+    if fits_l2(call.data) {
         return 0;
     }
     let distance = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
-    let window_covers_it =
-        at.stays_in_l3() && slice_bytes <= WINDOWED_SLICE_MAX_BYTES && tuples_per_run >= distance;
+    let window_covers_it = call.stays_in_l3()
+        && slice_bytes <= WINDOW_COVERED_SLICE_MAX_BYTES
+        && tuples_per_run >= distance;
     if window_covers_it {
         0
     } else {
@@ -514,14 +501,7 @@ fn prefetch_ahead_tuples(at: Footprint, slice_bytes: usize, tuples_per_run: usiz
 
 /// Slices of at most this many bytes (four lines) from the L3 are not asked for ahead where a run
 /// holds the distance (see [`prefetch_ahead_tuples`]).
-const WINDOWED_SLICE_MAX_BYTES: usize = 4 * LINE;
-
-/// Whether the slice loops ask for slices ahead at all when their reads touch `data_bytes` of
-/// data: only beyond a core's L2 (see [`prefetch_ahead_tuples`]); the one place both loops
-/// decide it.
-fn prefetches_ahead_from(data_bytes: usize) -> bool {
-    !fits_l2(data_bytes)
-}
+const WINDOW_COVERED_SLICE_MAX_BYTES: usize = 4 * LINE;
 
 /// Elements of a slice ahead to ask the cache for: only the first line's from data that fits a
 /// core's L2, and from data that stays in the L3 when the slice is long; all `len` otherwise.
@@ -623,39 +603,23 @@ mod tests {
     fn slices_ahead_are_asked_for_only_from_data_larger_than_a_cores_l2() {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             // A million tuples beside 64 MiB of index values (so the call does not stay in the
-            // L3): the data decides.
-            let call = |data_bytes, slice_bytes| {
-                Footprint::of_call(data_bytes, 64 << 20, 1 << 20, slice_bytes, true)
-            };
+            // L3): the data's size decides.
             let ahead = |data_bytes, slice_bytes| {
-                prefetch_ahead_tuples(call(data_bytes, slice_bytes), slice_bytes, 1 << 20)
+                let call = Footprint::of_call(data_bytes, 64 << 20, 0, true);
+                prefetch_ahead_tuples(call, slice_bytes, 1 << 20)
             };
             assert_eq!(ahead(1 << 20, 4), 0);
             assert_eq!(ahead(1 << 20, 4096), 0);
             assert_eq!(ahead((1 << 20) + 1, 4), PREFETCH_TUPLES);
             assert_eq!(ahead((1 << 20) + 1, 256), 32);
             assert_eq!(ahead(64 << 20, 65536), 1);
-        });
-    }
-
-    #[test]
-    fn a_call_of_few_slices_is_not_asked_for_ahead_whatever_the_datas_size() {
-        crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            let mib = 1 << 20;
-            // 6790 slices of 24 bytes from 52 MB touch at most two lines each: 869120 bytes.
-            let few = Footprint::of_call(52 * mib, 108_640, 6790, 24, false);
-            assert_eq!(few.touched, 6790 * 2 * LINE);
-            assert_eq!(prefetch_ahead_tuples(few, 24, 194), 0);
-            // 8193 of them may touch more than the L2: asked for (the call, 52 MB of data, does
-            // not stay in the L3).
-            let more = Footprint::of_call(52 * mib, 131_088, 8193, 24, false);
-            assert_eq!(prefetch_ahead_tuples(more, 24, 8193), PREFETCH_TUPLES);
-            // 3 KiB slices touch 49 lines: 100 of them 313600 bytes, 400 of them 1.25 MB.
-            let rows = |tuples| Footprint::of_call(153 * mib, tuples * 8, tuples, 3072, false);
-            assert_eq!(prefetch_ahead_tuples(rows(100), 3072, 100), 0);
-            assert_eq!(prefetch_ahead_tuples(rows(400), 3072, 400), 2);
-            // Data smaller than that bound is all a call can touch.
-            assert_eq!(Footprint::of_call(mib, 0, 1 << 20, 3072, true).touched, mib);
+            // However few slices the call reads: 6790 of 24 bytes from 52 MiB touch at most
+            // 869120 bytes of lines, which stay cached only for a next call with the same
+            // indices (see `Footprint::data`).
+            let few = Footprint::of_call(52 << 20, 6790 * 16, 6790 * 24, false);
+            assert_eq!(prefetch_ahead_tuples(few, 24, 194), PREFETCH_TUPLES);
+            let rows = Footprint::of_call(153 << 20, 800, 100 * 3072, false);
+            assert_eq!(prefetch_ahead_tuples(rows, 3072, 100), 2);
         });
     }
 
@@ -663,24 +627,25 @@ mod tests {
     fn small_slices_from_a_call_that_stays_in_the_l3_are_not_asked_for_ahead() {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             let mib = 1 << 20;
-            // 20000 rows from 2 MiB, one run: none. Two tuples per run (a Gather along a middle
-            // axis with two indices) hint into the runs after theirs: kept.
-            let call =
-                |slice_bytes| Footprint::of_call(2 * mib, 160_000, 20000, slice_bytes, false);
-            assert!(call(8).stays_in_l3());
-            assert_eq!(prefetch_ahead_tuples(call(8), 8, 20000), 0);
-            assert_eq!(prefetch_ahead_tuples(call(8), 8, 2), PREFETCH_TUPLES);
+            // 20000 rows of 8 bytes from 2 MiB, one run: none. Two tuples per run (a Gather
+            // along a middle axis with two indices) hint into the runs after theirs: kept.
+            let call = Footprint::of_call(2 * mib, 160_000, 160_000, false);
+            assert!(call.stays_in_l3());
+            assert_eq!(prefetch_ahead_tuples(call, 8, 20000), 0);
+            assert_eq!(prefetch_ahead_tuples(call, 8, 2), PREFETCH_TUPLES);
             // Up to four lines, where a run holds the distance (32 tuples of 256 bytes).
-            assert_eq!(prefetch_ahead_tuples(call(256), 256, 32), 0);
-            assert_eq!(prefetch_ahead_tuples(call(256), 256, 31), 32);
-            assert_eq!(prefetch_ahead_tuples(call(257), 257, 20000), 31);
+            assert_eq!(prefetch_ahead_tuples(call, 256, 32), 0);
+            assert_eq!(prefetch_ahead_tuples(call, 256, 31), 32);
+            assert_eq!(prefetch_ahead_tuples(call, 257, 20000), 31);
             // W9: 16 MiB of data beside 16 MiB of index values, its output streamed: from memory.
-            let w9 = Footprint::of_call(16 * mib, 16 * mib, 2 << 20, 16, true);
+            let w9 = Footprint::of_call(16 * mib, 16 * mib, 32 * mib, true);
             assert!(!w9.stays_in_l3());
             assert_eq!(prefetch_ahead_tuples(w9, 16, 2 << 20), PREFETCH_TUPLES);
-            // An output written through the cache counts, a streamed one does not.
-            assert!(!Footprint::of_call(8 * mib, mib, mib, 8, false).stays_in_l3());
-            assert!(Footprint::of_call(8 * mib, mib, mib, 8, true).stays_in_l3());
+            // At most the L3's share stays; an output written through the cache counts, a
+            // streamed one does not.
+            assert!(Footprint::of_call(8 * mib, 0, 8 * mib, false).stays_in_l3());
+            assert!(!Footprint::of_call(8 * mib, 1, 8 * mib, false).stays_in_l3());
+            assert!(Footprint::of_call(8 * mib, mib, 8 * mib, true).stays_in_l3());
         });
     }
 

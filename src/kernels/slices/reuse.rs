@@ -63,7 +63,7 @@ impl SliceKernel {
         let mut pair = t / tpb;
         let mut first = t - pair * tpb;
         let mut base = batch * self.batch_stride + (pair % self.outer) * self.run_span;
-        let hints = self.streamed_walk_hints(run, std::mem::size_of_val(data), batch);
+        let hints = self.streamed_walk_hints(run, batch);
         while t < batch_end {
             let run_end = ((pair + 1) * tpb).min(batch_end);
             let part = out.front((run_end - t) * len);
@@ -160,7 +160,7 @@ impl SliceKernel {
             }
             return (tuples.end, rest);
         }
-        let prefetch = slabs_read_once_per_tuple(tpb, run.dims[0], std::mem::size_of_val(data));
+        let prefetch = slabs_read_once_per_tuple(tpb, run.dims[0], run.ahead_tuples);
         let pairs = (TABLE_TUPLES / tpb).max(1);
         let stretch = pairs * tpb;
         table.clear();
@@ -215,16 +215,11 @@ impl SliceKernel {
     /// apart, 0.66x for 4000-byte slices 16000 apart; the walks the prefetchers did follow took
     /// 0.92-1.19x (444-byte slices 888 apart) and 0.77-0.94x (two from slabs of 4). Into L1, as
     /// the cached walk asks, the same hints took 1.42x and 1.61x on those two.
-    fn streamed_walk_hints(
-        &self,
-        run: &BatchRun<'_>,
-        data_bytes: usize,
-        batch: usize,
-    ) -> Option<WalkHints> {
+    fn streamed_walk_hints(&self, run: &BatchRun<'_>, batch: usize) -> Option<WalkHints> {
         let tpb = self.tuples_per_batch;
-        let first_reads = slabs_read_once_per_tuple(tpb, run.dims[0], data_bytes);
+        let first_reads = slabs_read_once_per_tuple(tpb, run.dims[0], run.ahead_tuples);
         // Gather's tuples have one component (`WalkHints::ask` reads them as positions).
-        if run.ahead_tuples == 0 || tpb > run.ahead_tuples || !first_reads || run.dims.len() != 1 {
+        if tpb > run.ahead_tuples || !first_reads || run.dims.len() != 1 {
             return None;
         }
         Some(WalkHints {
@@ -257,10 +252,11 @@ impl SliceKernel {
     }
 }
 
-/// Whether Gather's reusing loop prefetches the slice ahead: from data larger than a core's L2
-/// (slabs that stay in cache gain nothing, and the hint cost small slices a fifth of their
-/// time), and only when at least half of a position's tuples can be first reads of their slab's
-/// lines: at most twice as many tuples as the slab has positions. Beyond, slices repeat, the
+/// Whether Gather's reusing loop prefetches the slice ahead: where the run asks for slices ahead
+/// at all (`ahead_tuples` not 0: not from data a core's L2 holds, where the hint cost small
+/// slices a fifth of their time, nor where the other rules of [`prefetch_ahead_tuples`](super::prefetch_ahead_tuples) say the
+/// reads need none), and only when at least half of a position's tuples can be first reads of
+/// their slab's lines: at most twice as many tuples as the slab has positions. Beyond, slices repeat, the
 /// later reads hit L1 and their hints are pure cost. Measured on a Zen 4 (one build, the rule
 /// toggled between alternating calls): 3 tuples from slabs of 11 positions (7608-byte slices, 28
 /// MB; 0.94x ONNX Runtime without the prefetch) and 4 from 3 (512-byte slices: 0.87x the time
@@ -269,9 +265,9 @@ impl SliceKernel {
 fn slabs_read_once_per_tuple(
     tuples_per_position: usize,
     positions: usize,
-    data_bytes: usize,
+    ahead_tuples: usize,
 ) -> bool {
-    super::prefetches_ahead_from(data_bytes) && tuples_per_position <= positions.saturating_mul(2)
+    ahead_tuples != 0 && tuples_per_position <= positions.saturating_mul(2)
 }
 
 /// Hints of a streamed walk ([`SliceKernel::streamed_walk_hints`]).
@@ -394,20 +390,15 @@ mod tests {
             let shape = [5, 68, 121, 1, 4, 111];
             let kernel = SliceKernel::take(&shape, &[], 4, 0);
             let data_len = shape.iter().product::<usize>();
+            let data_bytes = data_len * f32_size;
+            let call = super::super::Footprint::of_call(data_bytes, 8, 41140 * 444, true);
             let run = walk_run(
                 &kernel,
-                super::super::prefetch_ahead_tuples(
-                    super::super::Footprint::of_call(data_len * f32_size, 0, 41140, 444, true),
-                    444,
-                    1,
-                ),
-                HintLevel::for_slices_from(data_len * f32_size),
+                super::super::prefetch_ahead_tuples(call, 444, 1),
+                HintLevel::for_slices_from(data_bytes),
             );
             assert_eq!(run.hint_level, HintLevel::L2);
-            let data_bytes = data_len * f32_size;
-            let hints = kernel
-                .streamed_walk_hints(&run, data_bytes, 0)
-                .expect("hinted");
+            let hints = kernel.streamed_walk_hints(&run, 0).expect("hinted");
             // 8 KiB of slices ahead: 18 tuples of one position each.
             assert_eq!(hints.positions_ahead, 18);
             assert_eq!(hints.slice_ahead(0, 2 * 111, 111), 18 * 444 + 2 * 111);
@@ -415,7 +406,7 @@ mod tests {
             let last_position = (kernel.outer - 1) * kernel.run_span;
             assert_eq!(hints.slice_ahead(last_position, 0, 111), data_len - 111);
             // Slices that repeat within a position's slab (7 tuples from 3 positions) are not
-            // first reads: no hints. Nor from data a core's L2 holds.
+            // first reads: no hints. Nor where the run asks for no slice ahead.
             let repeats = SliceKernel::take(&[100_000, 3, 111], &[7], 1, 0);
             let repeats_run = BatchRun {
                 span: repeats.run_span,
@@ -423,24 +414,19 @@ mod tests {
                 strides: repeats.tuple_strides.as_slice(),
                 ..run
             };
-            assert!(repeats
-                .streamed_walk_hints(&repeats_run, 100_000 * 333 * f32_size, 0)
-                .is_none());
-            assert!(kernel.streamed_walk_hints(&run, 1 << 20, 0).is_none());
+            assert!(repeats.streamed_walk_hints(&repeats_run, 0).is_none());
             let no_ahead = BatchRun {
                 ahead_tuples: 0,
                 ..run
             };
-            assert!(kernel
-                .streamed_walk_hints(&no_ahead, data_bytes, 0)
-                .is_none());
+            assert!(kernel.streamed_walk_hints(&no_ahead, 0).is_none());
             // More tuples per position than the distance: the run loop's own hints.
             let wide = BatchRun {
                 ahead_tuples: 3,
                 ..run
             };
             let four = SliceKernel::take(&[1000, 4, 111], &[4], 1, 0);
-            assert!(four.streamed_walk_hints(&wide, data_bytes, 0).is_none());
+            assert!(four.streamed_walk_hints(&wide, 0).is_none());
         });
     }
 
@@ -454,11 +440,8 @@ mod tests {
             let kernel = SliceKernel::take(&shape, &[2, 3], 2, 1);
             let data = vec![0u8; shape.iter().product()];
             let run = walk_run(&kernel, 7, HintLevel::L2);
-            // Sized as data past the L2, so that hints are asked for.
             for batch in 0..2 {
-                let hints = kernel
-                    .streamed_walk_hints(&run, 64 << 20, batch)
-                    .expect("hinted");
+                let hints = kernel.streamed_walk_hints(&run, batch).expect("hinted");
                 assert_eq!(hints.positions_ahead, 3);
                 assert_eq!(hints.batch_end, (batch + 1) * 50 * 444);
                 let batch_start = batch * 50 * 444;
@@ -479,16 +462,16 @@ mod tests {
 
     #[test]
     fn reused_slabs_prefetch_only_where_most_reads_are_first_reads() {
-        let large = crate::kernels::cache::l2_bytes() + 1;
         // 3 tuples from 11 positions, 4 from 3, 6 from 3: prefetched.
-        assert!(slabs_read_once_per_tuple(3, 11, large));
-        assert!(slabs_read_once_per_tuple(4, 3, large));
-        assert!(slabs_read_once_per_tuple(6, 3, large));
+        assert!(slabs_read_once_per_tuple(3, 11, 64));
+        assert!(slabs_read_once_per_tuple(4, 3, 64));
+        assert!(slabs_read_once_per_tuple(6, 3, 64));
         // 7 from 3, 16 from 4, 23 from 10: slices repeat, no prefetch.
-        assert!(!slabs_read_once_per_tuple(7, 3, large));
-        assert!(!slabs_read_once_per_tuple(16, 4, large));
-        assert!(!slabs_read_once_per_tuple(23, 10, large));
-        // Data a core's L2 holds: never.
-        assert!(!slabs_read_once_per_tuple(1, 11, large - 1));
+        assert!(!slabs_read_once_per_tuple(7, 3, 64));
+        assert!(!slabs_read_once_per_tuple(16, 4, 64));
+        assert!(!slabs_read_once_per_tuple(23, 10, 64));
+        // A run that asks for no slice ahead (data a core's L2 holds, or hints that only cost):
+        // never, where the cached walk used to ask for each slice as it copied it.
+        assert!(!slabs_read_once_per_tuple(1, 11, 0));
     }
 }

@@ -457,15 +457,16 @@ impl Footprint {
 /// How many tuples ahead the slice to come is asked for (0: none). Far enough ahead to cover a
 /// memory latency, 64 tuples for small slices and fewer (at least the next one) for large ones.
 ///
-/// Not at all from data that fits a core's L2, as Gather's reusing loop already decides
-/// ([`reuse`]): such data stays in the L2 from call to call, its reads need no hint, and the
+/// Not at all from data that fits a core's L2 (Gather's reusing loop follows this distance,
+/// [`reuse`]): such data stays in the L2 from call to call, its reads need no hint, and the
 /// hint's address (the tuple ahead read and combined, component by component) costs lookups
 /// most of their time. Measured on an Intel Xeon with 2 MiB of L2 (one build, the rule toggled
 /// between alternating calls): 180 Gather and GatherND configurations of seeds 104-109 with up
 /// to 2 MiB of data took 0.74-0.94x the time without the hint where they looked up many tuples
 /// (3-D lookups of 4 bytes from 16 KiB-1 MiB: 0.79-0.85x; 2543 2-D byte lookups from 94 KiB:
 /// 0.85x; a Gather of 1703 slices of 8 bytes from 1.5 MB: 0.76x), and none more than 1.03x.
-/// The data's whole size decides, not the lines a call of few slices touches ([`Footprint::data`]).
+/// The data's whole size decides, not the lines a call of few slices touches
+/// ([`Footprint::data`]).
 ///
 /// Nor from a call that stays in the L3 ([`Footprint::stays_in_l3`]) whose slices are at most
 /// [`WINDOW_COVERED_SLICE_MAX_BYTES`] and whose runs each hold the distance. Such a loop spends

@@ -71,7 +71,6 @@ fn race_row() -> StridedRows {
         axis_stride: 1,
         axis_size: RACE_VALUES,
         call_rows: 1,
-        call_values: RACE_VALUES,
     }
 }
 

@@ -622,7 +622,6 @@ mod tests {
             axis_stride: width,
             axis_size: positions,
             call_rows: rows,
-            call_values: rows * width,
         }
     }
 

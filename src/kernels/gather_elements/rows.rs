@@ -48,7 +48,6 @@ impl ElementsKernel {
                     axis_stride: self.axis_stride,
                     axis_size: self.axis_size,
                     call_rows: self.rows,
-                    call_values: self.len(),
                 };
                 // Cannot panic: the run's rows lie in the chunk (run <= rows.end - row), and
                 // indices.len() == rows * row_len.
@@ -94,7 +93,6 @@ impl ElementsKernel {
             axis_stride: self.axis_stride,
             axis_size: self.axis_size,
             call_rows: self.rows,
-            call_values: self.len(),
         };
         self.rows > 1
             && run_count.saturating_mul(self.row_len) < INDEX_BLOCK
@@ -152,7 +150,6 @@ impl ElementsKernel {
                 axis_stride: self.axis_stride,
                 axis_size: self.axis_size,
                 call_rows: self.rows,
-                call_values: self.len(),
             };
             // Cannot panic: `split_units` passes column ranges of the one row, which has
             // indices.len() == row_len values.

@@ -9,7 +9,7 @@
 use super::lanes;
 #[cfg(target_arch = "x86_64")]
 use super::{branching, gather_speed, gathers};
-use crate::kernels::cache::{fits_l2, LINE};
+use crate::kernels::cache::fits_l2;
 use crate::kernels::prefetch::{
     prefetch_lines, prefetch_next_values, prefetch_next_values_on_any_cpu, prefetch_range_in_to,
     HintLevel,
@@ -33,26 +33,9 @@ pub(super) struct StridedRows {
     /// Rows of the whole call, of which these are some: with the axis, they tell whether the
     /// call's reads stay in a core's L2 from call to call.
     pub(super) call_rows: usize,
-    /// Index values of the whole call (its output elements): each reads one element, so the
-    /// call's reads touch at most this many lines, however far they spread.
-    pub(super) call_values: usize,
 }
 
 impl StridedRows {
-    /// Bytes of distinct lines reads spread over `span_bytes` can touch in the whole call: the
-    /// span, or a line per index value of the call when that is less. Random reads of a table
-    /// far larger than the caches still find their lines there when the call reads few of them:
-    /// gathered again, as calls on the same table are, the lines the last call touched are
-    /// still in the L2 or L3. Asking for such reads ahead (`lanes::reads_ahead_for`) then only
-    /// costs: measured on a Zen 4 (one build, the hints toggled between alternating calls),
-    /// time without the hints against with, 1 / 2 threads: 26068 uint16 values from 16 MB
-    /// (int32 or int64 values) 0.87-0.89x, 26068 f32 from 16 MiB 0.89x / 1.09x, 65536 of them
-    /// 0.84-0.91x; but 853463 uint64 from 6.5 MB (every line) 1.15-1.18x, 200000 f32 from 16
-    /// MiB 0.96-0.99x.
-    pub(super) fn lines_touched_bytes(&self, span_bytes: usize) -> usize {
-        span_bytes.min(self.call_values.saturating_mul(LINE))
-    }
-
     /// Whether these rows take the lanes loop ([`lanes`]) on a CPU with AVX2, or, of those along
     /// the axis, the branching loop that stands in for it ([`branching`]): rows at least
     /// [`LANES_MIN_ROW`] values long whose reads span at least [`LANES_MIN_ROW_DATA`] bytes, and
@@ -229,10 +212,7 @@ impl StridedRows {
             // Taken only by the segments along the axis (stride 1) without next-row prefetch
             // (`gather_block`).
             RowsLoop::Blocks => (
-                lanes::reads_ahead_for(
-                    self.lines_touched_bytes(self.axis_size.saturating_mul(element_size)),
-                    self.row_len,
-                ),
+                lanes::reads_ahead_for(self.axis_size.saturating_mul(element_size), self.row_len),
                 self.next_row_lines_per_piece(element_size),
             ),
         };
@@ -664,7 +644,6 @@ pub(super) mod tests {
             axis_stride: 1,
             axis_size,
             call_rows: rows,
-            call_values: rows * row_len,
         }
     }
 
@@ -717,7 +696,6 @@ pub(super) mod tests {
             axis_stride,
             axis_size: positions,
             call_rows: 1,
-            call_values: width,
         }
     }
 
@@ -737,7 +715,6 @@ pub(super) mod tests {
             axis_stride: columns,
             axis_size: positions,
             call_rows: 8,
-            call_values: 8 * columns,
         };
         let rows = geometry.chosen::<u32, i64>();
         // On x86-64 with AVX2 a vector loop (the lanes, or the gathers where they pay) takes them.

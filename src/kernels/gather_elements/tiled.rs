@@ -88,7 +88,6 @@ impl ElementsKernel {
                             axis_stride: width,
                             axis_size: self.axis_size,
                             call_rows: self.rows,
-                            call_values: self.len(),
                         };
                         (&packed, geometry)
                     } else {
@@ -101,7 +100,6 @@ impl ElementsKernel {
                             axis_stride: self.axis_stride,
                             axis_size: self.axis_size,
                             call_rows: self.rows,
-                            call_values: self.len(),
                         };
                         (data, geometry)
                     };

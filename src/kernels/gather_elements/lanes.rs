@@ -431,14 +431,12 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn rows_across_the_axis_ask_for_reads_ahead_by_the_span_of_their_positions() {
         use super::super::strided_rows::tests::rows_along;
-        // Rows of a call of 16M values, whose reads can touch every line of any span here.
-        let many = |g: StridedRows| StridedRows { ..g };
         let across = |positions: usize| StridedRows {
             inner_stride: 1,
             axis_stride: 1024,
             axis_size: positions,
             row_stride: 0,
-            ..many(rows_along(8, 1024, positions))
+            ..rows_along(8, 1024, positions)
         };
         // With a 2 MiB L2, spans past 8 MiB. 4096 positions of 1024 f32 columns (16 MiB): the
         // span, not the 16 KiB axis of positions times the element, decides.
@@ -447,11 +445,11 @@ mod tests {
             assert_eq!(values_ahead_of_reads::<f32>(&across(2048)), 0);
             // Along the axis, the axis.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&many(rows_along(4, 1024, 8 << 20))),
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20)),
                 POSITIONS_AHEAD
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&many(rows_along(4, 1024, 1 << 20))),
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20)),
                 0
             );
         });

@@ -246,8 +246,7 @@ impl SliceKernel {
             stream,
         );
         let ahead_tuples = prefetch_ahead_tuples(footprint, slice_bytes, self.tuples_per_batch);
-        let prefetch_len =
-            slice_prefetch_len(std::mem::size_of_val(data), len, std::mem::size_of::<E>());
+        let prefetch_len = slice_prefetch_len(footprint.data, len, std::mem::size_of::<E>());
         let k = known_or(K, self.tuple_dims.len());
         // Cannot panic: `run` picks K only when it equals tuple_dims.len() (= tuple_strides.len()).
         let run = BatchRun {
@@ -258,7 +257,7 @@ impl SliceKernel {
             strides: &self.tuple_strides.as_slice()[..k],
             ahead_tuples,
             prefetch_len,
-            hint_level: HintLevel::for_slices_from(std::mem::size_of_val(data)),
+            hint_level: HintLevel::for_slices_from(footprint.data),
             stream: stream && N == 0,
             values_ahead: !(stream && N != 0),
         };

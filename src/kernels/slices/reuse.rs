@@ -258,11 +258,11 @@ impl SliceKernel {
 /// [`prefetch_ahead_tuples`](super::prefetch_ahead_tuples) say the reads need none), and only
 /// when at least half of a position's tuples can be first reads of their slab's lines: at most
 /// twice as many tuples as the slab has positions. Beyond, slices repeat, the later reads hit L1
-/// and their hints are pure cost. Measured on a Zen 4 (one build, the rule
-/// toggled between alternating calls): 3 tuples from slabs of 11 positions (7608-byte slices, 28
-/// MB; 0.94x ONNX Runtime without the prefetch) and 4 from 3 (512-byte slices: 0.87x the time
-/// with it) keep it; 8 from 2, 16 from 4, 23 from 10 and 50 from 21 took 0.85x, 0.85x, 0.60x
-/// and 0.73x the time without it.
+/// and their hints are pure cost. Measured on a Zen 4 (one build, the rule toggled between
+/// alternating calls): 3 tuples from slabs of 11 positions (7608-byte slices, 28 MB; 0.94x ONNX
+/// Runtime without the prefetch) and 4 from 3 (512-byte slices: 0.87x the time with it) keep it;
+/// 8 from 2, 16 from 4, 23 from 10 and 50 from 21 took 0.85x, 0.85x, 0.60x and 0.73x the time
+/// without it.
 fn slabs_read_once_per_tuple(
     tuples_per_position: usize,
     positions: usize,

@@ -143,9 +143,10 @@ impl ElementsKernel {
         // Tiling needs the axis to be the innermost row dimension and rows contiguous in `data`.
         // It pays when a group's slab (every axis position of its rows) fills a core's L2
         // (`tiled::slab_takes_tiles`) and tiles split its rows, and when either the tiles are
-        // wide or the data is too large to stay in the last-level cache; otherwise, or when rows
+        // wide or the data is too large to stay in the last-level cache; otherwise, when rows
         // are narrower than a tile (the tiled order would be row order, one short row at a time),
-        // rows go in order.
+        // or when the axis has so few positions that row order reads them as a few streams
+        // (`tiled::row_order_streams_positions`), rows go in order.
         let tileable = dims >= 2 && axis_at == Some(dims - 2) && inner_stride == 1;
         let slab_bytes = axis_size
             .saturating_mul(row_len)
@@ -165,6 +166,7 @@ impl ElementsKernel {
             && (data_bytes >= tiled::TILED_MIN_DATA_BYTES
                 || tile_columns.saturating_mul(element_size) >= tiled::TILE_WIDE_ROW_BYTES)
             && tile_columns < row_len
+            && !tiled::row_order_streams_positions(axis_size, element_size, slab_bytes)
         {
             ElementsTraversal::Tiled
         } else {
@@ -352,6 +354,47 @@ mod tests {
         with_l2_bytes(512 << 10, || {
             assert_eq!(along_1(&[16, 256, 1024], 2), ElementsTraversal::Tiled);
             assert_eq!(along_1(&[17, 255, 1024], 2), ElementsTraversal::Rows);
+        });
+    }
+
+    #[test]
+    fn rows_across_few_positions_go_in_order_where_their_slab_reads_stay_cheap() {
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            let traversal = |data: &[usize], indices: &[usize], axis, element_size| {
+                ElementsKernel::new(data, indices, axis, element_size).traversal()
+            };
+            // Sweep seed 204's configuration 48: 2 positions of int32, 8 MiB slabs.
+            assert_eq!(
+                traversal(&[3, 2, 1065057], &[3, 5, 918363], 1, 4),
+                ElementsTraversal::Rows
+            );
+            // 8 positions of f32 from 4 MiB slabs; of f64 from 4 MiB.
+            let eight = [8, 8, 131072];
+            assert_eq!(traversal(&eight, &eight, 1, 4), ElementsTraversal::Rows);
+            assert_eq!(
+                traversal(&[2, 8, 65536], &[2, 8, 65536], 1, 8),
+                ElementsTraversal::Rows
+            );
+            // Narrow columns from a 128 MiB slab.
+            let long = [4, 8388608];
+            assert_eq!(traversal(&long, &long, 0, 4), ElementsTraversal::Rows);
+            // Tiles: 9 and 16 positions; columns wider than 16 bytes from slabs past 4 MiB.
+            assert_eq!(
+                traversal(&[8, 9, 131072], &[8, 9, 131072], 1, 4),
+                ElementsTraversal::Tiled
+            );
+            let sixteen = [8, 16, 65536];
+            assert_eq!(
+                traversal(&sixteen, &sixteen, 1, 4),
+                ElementsTraversal::Tiled
+            );
+            let wide = [4, 6, 262144];
+            assert_eq!(traversal(&wide, &wide, 1, 8), ElementsTraversal::Tiled);
+            let wide_long = [8, 2097152];
+            assert_eq!(
+                traversal(&wide_long, &wide_long, 0, 8),
+                ElementsTraversal::Tiled
+            );
         });
     }
 

@@ -2,7 +2,7 @@
 
 use super::strided_rows::StridedRows;
 use super::ElementsKernel;
-use crate::kernels::cache::{l2_bytes, LINE};
+use crate::kernels::cache::{l2_bytes, L3_RESIDENT_BYTES, LINE};
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::{for_each_range, DisjointOut};
 use crate::kernels::prefetch::{prefetch_range, prefetch_range_to, HintLevel};
@@ -212,6 +212,55 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
     slab_bytes >= l2_bytes()
 }
 
+/// Whether rows across an axis of `axis_size` positions go in row order however large their
+/// group's slab (`slab_bytes`, elements of `element_size`): at most [`STREAMED_POSITIONS_MAX`]
+/// positions, and either a slab column of at most [`STREAMED_COLUMN_MAX_BYTES`] or a slab of at
+/// most [`STREAMED_SLAB_MAX_BYTES`].
+///
+/// Why row order: along a row, each element reads its column from one of the few positions' rows,
+/// so the row reads those rows in order, a few streams beside the index and output streams, which
+/// the hardware prefetchers follow (into L1). Tiles cut every stream into a tile's width, a row of
+/// indices apart, and each row of a tile starts them anew from L2; with few positions the slab's
+/// reuse does not make up for it. Its price: each output row reads its group's slab again, a
+/// column (`axis_size * element_size`) per element, from the L3 while the slab stays there beside
+/// another core's, else from memory, where only narrow columns stay cheap.
+///
+/// Measured on a Zen 4 (1 MiB L2; one build, the rule toggled between alternating calls), time
+/// in row order against tiles, 1 / 2 threads:
+/// - [3, 2, 1065057] int32 along axis 1 with 5 index positions 0.59x / 0.78x; [8, 8, 131072] f32
+///   (4 MiB slabs) 0.58x / 0.81x; [2, 8, 65536] f64 0.71x / 0.66x; [2, 4, 500000] uint8 with 32
+///   index positions 0.68x / 0.83x; [6, 2000000] int16 along axis 0 0.52x / 0.67x; [16, 4,
+///   262144] int16 with 7 index positions 0.62x / 0.75x; [4, 3, 7, 100000] f32 along axis 2
+///   0.59x / 0.76x;
+/// - from slabs of 128 MiB, narrow columns: [2, 16777216] f32 along axis 0 0.78x / 0.85x, [4,
+///   8388608] 0.81x / 0.91x;
+/// - kept in tiles: 16 positions ([8, 16, 65536] f32) 0.97-1.09x; 12 positions of f32 from a 48
+///   MiB slab 1.45x; wide columns from slabs beyond 4 MiB: [4, 6, 262144] f64 (12 MiB) 0.94x /
+///   1.70x, [2, 5, 3000000] f32 0.87x / 1.25x, [8, 4194304] f32 along axis 0 0.93x / 1.22x,
+///   [8, 2097152] f64 1.90x.
+pub(super) fn row_order_streams_positions(
+    axis_size: usize,
+    element_size: usize,
+    slab_bytes: usize,
+) -> bool {
+    axis_size <= STREAMED_POSITIONS_MAX
+        && (axis_size.saturating_mul(element_size) <= STREAMED_COLUMN_MAX_BYTES
+            || slab_bytes <= STREAMED_SLAB_MAX_BYTES)
+}
+
+/// The most positions whose rows row order reads as streams
+/// ([`row_order_streams_positions`]): 8 won everywhere measured, 12 from a 4 MiB slab but not from
+/// 48 MiB, 16 tied.
+const STREAMED_POSITIONS_MAX: usize = 8;
+
+/// The widest slab column (all positions of one column) that row order reads again per element
+/// from any slab: a quarter line, no more than an int64 index value and its element move.
+const STREAMED_COLUMN_MAX_BYTES: usize = 16;
+
+/// The largest slab row order reads again whatever its columns: a quarter of the L3's share a
+/// call keeps, so that two cores' slabs stay there beside their streams.
+const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 4;
+
 /// Bytes the whole data must reach for tiles whose rows are narrow (under
 /// [`TILE_WIDE_ROW_BYTES`]): a quarter of the 32 MiB L3 of both machine kinds measured. A tile
 /// of a long axis is narrow, and it is gathered a tile row (one call of the strided-rows loop) at
@@ -264,7 +313,7 @@ const TILE_PREFETCH_ROWS: usize = 4;
 /// alternating calls), time asking within the tile only against asking always, 1 / 2 threads:
 /// [8, 16, 65536] f32 along axis 1 0.96x / 0.97x, [64, 16, 16384] 0.97x / 0.95x, [4, 9, 200000]
 /// 1.02x / 0.96x, [8, 32, 32768] 0.99x / 1.00x, [16, 12, 50000] int16 0.96x / 0.99x, W2 1.02x /
-/// 0.97x. Before axes of few positions left tiles, the rule
+/// 0.97x. Before axes of few positions left tiles ([`row_order_streams_positions`]), the rule
 /// measured 0.84x / 0.92x on [3, 2, 1065057] int32 with 5 index positions, where 4 rows of 5
 /// asked for the next group's.
 fn index_row_asked_ahead(a: usize, positions: usize) -> Option<usize> {

@@ -378,11 +378,13 @@ mod tests {
             // Narrow columns from a 128 MiB slab.
             let long = [4, 8388608];
             assert_eq!(traversal(&long, &long, 0, 4), ElementsTraversal::Rows);
-            // Tiles: 9 and 16 positions; columns wider than 16 bytes from slabs past 4 MiB.
-            assert_eq!(
-                traversal(&[8, 9, 131072], &[8, 9, 131072], 1, 4),
-                ElementsTraversal::Tiled
-            );
+            // Up to 12 positions: 10 of f32 from 2 MB slabs.
+            let ten = [16, 10, 50000];
+            assert_eq!(traversal(&ten, &ten, 1, 4), ElementsTraversal::Rows);
+            // Tiles: 16 positions; 12 positions of columns wider than 16 bytes from slabs past 4
+            // MiB.
+            let twelve = [12, 1048576];
+            assert_eq!(traversal(&twelve, &twelve, 0, 4), ElementsTraversal::Tiled);
             let sixteen = [8, 16, 65536];
             assert_eq!(
                 traversal(&sixteen, &sixteen, 1, 4),

@@ -234,6 +234,8 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
 ///   0.59x / 0.76x;
 /// - from slabs of 128 MiB, narrow columns: [2, 16777216] f32 along axis 0 0.78x / 0.85x, [4,
 ///   8388608] 0.81x / 0.91x;
+/// - [16, 10, 50000] f32 0.59x / 0.65x, [3, 9, 150000] float16 0.56x / 0.52x (more positions:
+///   [`STREAMED_POSITIONS_MAX`]);
 /// - kept in tiles: 16 positions ([8, 16, 65536] f32) 0.97-1.09x; 12 positions of f32 from a 48
 ///   MiB slab 1.45x; wide columns from slabs beyond 4 MiB: [4, 6, 262144] f64 (12 MiB) 0.94x /
 ///   1.70x, [2, 5, 3000000] f32 0.87x / 1.25x, [8, 4194304] f32 along axis 0 0.93x / 1.22x,
@@ -249,9 +251,11 @@ pub(super) fn row_order_streams_positions(
 }
 
 /// The most positions whose rows row order reads as streams
-/// ([`row_order_streams_positions`]): 8 won everywhere measured, 12 from a 4 MiB slab but not from
-/// 48 MiB, 16 tied.
-const STREAMED_POSITIONS_MAX: usize = 8;
+/// ([`row_order_streams_positions`]). On the Zen 4, row order against tiles, 1 / 2 threads: 9-12
+/// positions from slabs of 2-4 MiB 0.56-0.77x / 0.52-0.80x, 12 of uint8 from 48 and 96 MB
+/// 0.75x / 1.01x and 0.66x / 0.85x; 14 of int32 0.80x / 0.93x; 16 of f32 and f64 from 4 MiB
+/// 0.97-1.17x / 1.06x.
+const STREAMED_POSITIONS_MAX: usize = 12;
 
 /// The widest slab column (all positions of one column) that row order reads again per element
 /// from any slab: a quarter line, no more than an int64 index value and its element move.

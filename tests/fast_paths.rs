@@ -5,7 +5,8 @@
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab is at
 //! least a core's L2 and a tile fits 256 KiB; the shapes here have slabs of 8 MiB and more),
 //! with one group (split by columns) and several, tiles widened to 256 bytes a row, packed or
-//! gathered in place, and tail tiles; the strided-rows loop with and without next-row prefetch,
+//! gathered in place, and tail tiles; row order of fewer rows than tasks, split inside rows; the
+//! strided-rows loop with and without next-row prefetch,
 //! its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at most 16 MiB, it asks
 //! for reads ahead), and blocks of rows across short runs; GatherND's fixed slice lengths (1, 2,
 //! 3, 4, 8, 16) beside the general one, the prefetch distance (64 tuples), the 256-tuple
@@ -141,6 +142,69 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
             e.message()
         );
     }
+}
+
+/// GatherElements of a few long rows, fewer than the tasks a call of their size is cut into:
+/// row order (few positions, or rows along the axis), tasks that start and end inside rows.
+/// Checked against the reference for every executor, with more tasks than rows, and for the
+/// row-major first of two bad values, which sit in different tasks.
+fn check_few_long_rows(data_shape: &[usize], idx_shape: &[usize], axis: usize) {
+    let mut rng = Rng::new(23);
+    let data: Vec<f32> = (0..count(data_shape)).map(|x| x as f32).collect();
+    let indices: Vec<i64> = (0..count(idx_shape))
+        .map(|_| rng.range(-(data_shape[axis] as i64), data_shape[axis] as i64 - 1))
+        .collect();
+    let ctx = format!("{data_shape:?} along {axis}, indices {idx_shape:?}");
+    let plan = GatherElements::new(
+        TensorDesc::new(DType::Float, data_shape),
+        TensorDesc::new(DType::Int64, idx_shape),
+        axis as i64,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(plan.traversal(), ElementsTraversal::Rows, "{ctx}");
+    let call = |options: &Options, indices: &[i64]| {
+        gather_elements_to_vec(
+            TensorRef::new(data_shape, &data),
+            TensorRef::new(idx_shape, indices),
+            axis as i64,
+            options,
+        )
+    };
+    let want =
+        reference::gather_elements(&data, data_shape, &indices, idx_shape, axis as i64).unwrap();
+    for (executor, options) in executors(&[1, 2, 3, 4]) {
+        let (_, out) = call(&options, &indices).unwrap();
+        assert!(out == want, "{ctx}, {executor}: differs from the reference");
+    }
+    let rows = count(idx_shape) / idx_shape[idx_shape.len() - 1];
+    let tasks = task_counts(|options| {
+        call(options, &indices).unwrap();
+    });
+    assert!(
+        tasks == [tasks[0]] && tasks[0] > rows,
+        "{ctx}: tasks {tasks:?}"
+    );
+
+    // A bad value late in the first row (the first task's piece ends before it) and one early in
+    // the last row: the first in row-major order is reported.
+    let len = indices.len();
+    let mut bad = indices.clone();
+    let (first, later) = (len / rows - 2, len - len / rows + 1);
+    bad[first] = data_shape[axis] as i64;
+    bad[later] = -(data_shape[axis] as i64) - 1;
+    let want = format!("{} = {}", indices_at(first, idx_shape), data_shape[axis]);
+    expect_error_everywhere(&[1, 2, 3, 4], &want, &ctx, |options| call(options, &bad));
+}
+
+#[test]
+fn row_order_splits_fewer_rows_than_tasks_into_pieces() {
+    // Across an axis of 2 positions with 3 index positions (row order: few positions).
+    check_few_long_rows(&[1, 2, 300_001], &[1, 3, 300_000], 1);
+    // Across axis 0 (the rows are the index positions).
+    check_few_long_rows(&[3, 250_007], &[3, 250_007], 0);
+    // Along the axis: 3 rows of 400000 values.
+    check_few_long_rows(&[3, 500_000], &[3, 400_000], 1);
 }
 
 #[test]

@@ -226,21 +226,20 @@ impl Kernel for ElementsKernel {
             element_size
         };
         let per_element = read + element_size + index_size;
-        if self.rows == 1 {
-            // One row (a 1-D gather, or every dimension merged): tasks split it by columns.
-            return (self.row_len, per_element);
+        if self.runs_are_short(element_size) {
+            return (
+                self.rows,
+                self.row_len
+                    .saturating_mul(per_element)
+                    .saturating_add(CURSOR_ROW_COST),
+            );
         }
-        let row_cost = if self.runs_are_short(element_size) {
-            CURSOR_ROW_COST
-        } else {
-            0
-        };
-        (
-            self.rows,
-            self.row_len
-                .saturating_mul(per_element)
-                .saturating_add(row_cost),
-        )
+        if self.traversal == ElementsTraversal::Rows {
+            // Counted by elements: a call of fewer rows than tasks splits them into pieces
+            // (`run_pieces`), one of many rows splits by rows as before.
+            return (self.rows.saturating_mul(self.row_len), per_element);
+        }
+        (self.rows, self.row_len.saturating_mul(per_element))
     }
 
     /// Gathers every row. On a bad index the rows before it (in the single-threaded order) are

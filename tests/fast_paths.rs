@@ -3,19 +3,19 @@
 //! `GATHERKIT_PORTABLE_KERNELS=1`, so the portable variants are checked on machines with AVX2.
 //!
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab is at
-//! least a core's L2 and a tile fits 256 KiB; the shapes here have slabs of 8 MiB and more),
-//! with one group (split by columns) and several, tiles widened to 256 bytes a row, packed or
-//! gathered in place, and tail tiles; row order of fewer rows than tasks, split inside rows; the
-//! strided-rows loop with and without next-row prefetch,
-//! its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at most 16 MiB, it asks
-//! for reads ahead), and blocks of rows across short runs; GatherND's fixed slice lengths (1, 2,
-//! 3, 4, 8, 16) beside the general one, the prefetch distance (64 tuples), the 256-tuple
-//! range-check blocks, and streamed output (>= 16 MiB): large slices (>= 256 bytes each)
-//! directly, small fixed ones through the staging buffer; many batches of a few tuples copied together, split in the middle
-//! of a batch. Gather's two paths on the same kernel: the general one, and the one that resolves
-//! a batch's indices once for every outer position (outer > 1, at most 256 indices per batch),
-//! split across tasks in the middle of a batch, streamed or not, and its first bad index
-//! whatever the split.
+//! least a core's L2, a tile fits 256 KiB and the axis has more than 12 positions or wide slab
+//! columns; the shapes here have slabs of 8 MiB and more), with one group (split by columns) and
+//! several, tiles widened to 256 bytes a row, packed or gathered in place, and tail tiles; row
+//! order of fewer rows than tasks, split inside rows; the strided-rows loop with and without
+//! next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at
+//! most 16 MiB, it asks for reads ahead), and blocks of rows across short runs; GatherND's fixed
+//! slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64 tuples),
+//! the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices (>= 256 bytes
+//! each) directly, small fixed ones through the staging buffer; many batches of a few tuples
+//! copied together, split in the middle of a batch. Gather's two paths on the same kernel: the
+//! general one, and the one that resolves a batch's indices once for every outer position (more
+//! than one outer position, at most 256 indices per batch), split across tasks in the middle of a
+//! batch, streamed or not, and its first bad index whatever the split.
 
 #[path = "common/hosts.rs"]
 mod hosts;
@@ -182,12 +182,12 @@ fn check_few_long_rows(data_shape: &[usize], idx_shape: &[usize], axis: usize) {
         call(options, &indices).unwrap();
     });
     assert!(
-        tasks == [tasks[0]] && tasks[0] > rows,
-        "{ctx}: tasks {tasks:?}"
+        matches!(tasks[..], [n] if n > rows),
+        "{ctx}: one call of more tasks than its {rows} rows, got {tasks:?}"
     );
 
-    // A bad value late in the first row (the first task's piece ends before it) and one early in
-    // the last row: the first in row-major order is reported.
+    // A bad value in row 0's last piece (a task that starts inside the row) and one early in the
+    // last row: the first in row-major order is reported.
     let len = indices.len();
     let mut bad = indices.clone();
     let (first, later) = (len / rows - 2, len - len / rows + 1);

@@ -135,23 +135,26 @@ fn gather_elements_paths_stay_inside_their_buffers() {
     // (data shape, indices shape, axis): strided rows along the last axis (odd row length),
     // rows across an axis with narrower indices (short runs: blocks of rows across runs), short
     // runs along the axis with stride 1 and with a stride, and the tiled traversal (slabs of 2
-    // MiB and more, as large as the L2 of every machine seen, for every width); rows whose axis
+    // MiB and more, as large as the L2 of every machine seen, for every width; 13 positions, as
+    // axes of at most 12 take row order from narrow slab columns); rows whose axis
     // holds 16 KiB or more (the lanes loop: one row, and rows with a tail after the last full
     // vector), with either index type; tiles of 64 positions (rows across the axis in the lanes
-    // loop, the last tile with a tail); rows whose reads span at most 32 KiB (the gather
+    // loop, the last tile with a tail); 3 long rows across an axis of 2 positions (row order,
+    // split inside rows at 2 threads); rows whose reads span at most 32 KiB (the gather
     // instructions for 4- and 8-byte elements: along the axis, rows whose last vector is masked,
     // its disabled lanes past the end of the buffers, and rows across it).
-    let cases: [(&[usize], &[usize], usize, DType); 15] = [
+    let cases: [(&[usize], &[usize], usize, DType); 16] = [
         (&[33, 7], &[33, 9], 1, DType::Int64),
         (&[5, 6, 7], &[5, 3, 5], 1, DType::Int64),
         (&[6, 4, 9], &[6, 3, 5], 2, DType::Int64),
         (&[5, 4, 6, 3], &[5, 3, 2, 1], 2, DType::Int64),
         (
-            &[3, (2 << 20) / 3 + 5],
-            &[4, (2 << 20) / 3 + 5],
+            &[13, (2 << 20) / 13 + 5],
+            &[14, (2 << 20) / 13 + 5],
             0,
             DType::Int64,
         ),
+        (&[2, 700_001], &[3, 700_001], 0, DType::Int32),
         (&[16_411], &[1_003], 0, DType::Int64),
         (&[16_411], &[1_007], 0, DType::Int32),
         (&[3, 16_411], &[3, 203], 1, DType::Int64),

@@ -33,10 +33,12 @@ use std::mem::MaybeUninit;
 /// How a GatherElements plan walks its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ElementsTraversal {
-    /// Rows in order, split among tasks by rows.
+    /// Rows in order, split among tasks by rows, or inside rows when they are too few to share
+    /// out evenly.
     Rows,
-    /// Along a non-last axis whose data slab outgrows a per-core L2: tiles of columns, each
-    /// gathered for every axis position while its slab is in cache.
+    /// Along a non-last axis whose data slab outgrows a per-core L2 (unless the axis has so few
+    /// positions that row order reads them as streams): tiles of columns, each gathered for every
+    /// axis position while its slab is in cache.
     Tiled,
 }
 
@@ -204,7 +206,8 @@ impl ElementsKernel {
 }
 
 impl Kernel for ElementsKernel {
-    /// The number of rows and the bytes each moves, for choosing a thread count.
+    /// The units the work splits into (rows; in row order, elements) and the bytes each moves,
+    /// for choosing a thread count.
     fn work(&self, element_size: usize, index_size: usize) -> (usize, usize) {
         // Row order reading a row's elements from a span of data larger than a core's L2
         // misses on a share of its reads, and a miss moves a line. Reads spread over the span,
@@ -235,8 +238,8 @@ impl Kernel for ElementsKernel {
             );
         }
         if self.traversal == ElementsTraversal::Rows {
-            // Counted by elements: a call of fewer rows than tasks splits them into pieces
-            // (`run_pieces`), one of many rows splits by rows as before.
+            // Counted by elements: counted by rows, a call could never have more tasks than
+            // rows, and a few long rows would not share out evenly (`rows::run_pieces`).
             return (self.rows.saturating_mul(self.row_len), per_element);
         }
         (self.rows, self.row_len.saturating_mul(per_element))

@@ -1,4 +1,5 @@
-//! The in-order traversal: rows split among tasks, consecutive rows gathered as strided runs.
+//! The in-order traversal: rows split among tasks (inside rows when they are few), consecutive
+//! rows gathered as strided runs.
 
 use super::short_runs::{gather_cursor_rows, RowShape};
 use super::strided_rows::{gather_strided_rows, StridedRows};
@@ -12,12 +13,22 @@ use crate::threads::Parallel;
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
+/// Rows per thread from which row order splits its work by whole rows: with fewer, one row more
+/// or less is a quarter or more of a thread's share, so tasks split the rows inside them
+/// instead ([`ElementsKernel::run_pieces`]). Split by whole rows, 3 long rows at 2 threads left
+/// one thread a third of the work alone (a Zen 4, [1, 2, 4000000] f32 along axis 1 with 3 index
+/// positions: 2 threads took 1.08x the time of one). Split inside rows, two builds by turns on
+/// the Zen 4, 2 threads: 3 rows of 1.5M f32 along the axis 0.45x the time, 5 uint8 rows of 1M
+/// 0.78x, [1, 4, 2000000] int16 with 5 index positions 0.92x; 1 thread unchanged.
+const WHOLE_ROWS_PER_THREAD: usize = 4;
+
 impl ElementsKernel {
     /// Rows in order. Consecutive rows along the innermost row dimension form one evenly strided
     /// sequence in `data` (a *run*): each run is one loop with one bounds check and index values
     /// checked a block of several rows at a time, which matters when rows are short (a run of
     /// 2-element rows costs what a run of one long row does). Runs shorter than an index block
-    /// go through [`super::short_runs`] instead, whose blocks span runs.
+    /// go through [`super::short_runs`] instead, whose blocks span runs. Rows too few to share out
+    /// evenly among tasks are split inside them ([`ElementsKernel::run_pieces`]).
     pub(super) fn run_rows<E: RawElement, I: IndexElement>(
         &self,
         data: &[E],
@@ -28,7 +39,7 @@ impl ElementsKernel {
         if self.runs_are_short(std::mem::size_of::<E>()) {
             return self.run_short_runs::<E, I>(data, indices, out, par);
         }
-        if par.tasks() > self.rows {
+        if par.tasks() > self.rows && self.rows < WHOLE_ROWS_PER_THREAD * par.concurrency() {
             return self.run_pieces::<E, I>(data, indices, out, par);
         }
         split_units(out, self.rows, self.row_len, par, |rows, chunk| {
@@ -38,6 +49,10 @@ impl ElementsKernel {
     }
 
     /// Rows `rows` whole into `out` (their `rows.len() * row_len` elements), a run at a time.
+    /// Inlined into both callers, as the loop was before it had two: a frame of its own (with
+    /// its cursor's dimensions) would deepen every call's stack, which the README keeps within 4
+    /// KiB.
+    #[inline(always)]
     fn gather_whole_rows<E: RawElement, I: IndexElement>(
         &self,
         data: &[E],
@@ -80,12 +95,9 @@ impl ElementsKernel {
         Ok(())
     }
 
-    /// Fewer rows than tasks (one row, or a few long ones): tasks split the rows' elements
-    /// evenly, each a range that may start and end inside a row. Split by whole rows, 3 rows at
-    /// 2 threads left one thread a third of the work alone (a Zen 4, [1, 2, 4000000] f32 along
-    /// axis 1 with 3 index positions: 2 threads took 1.08x the time of one). A task gathers the
-    /// part of a row it starts in, then its whole rows a run at a time, then the part of the row
-    /// it ends in.
+    /// Fewer rows than tasks, and too few for whole rows to share out evenly (one row, or a few
+    /// long ones; see [`WHOLE_ROWS_PER_THREAD`]): tasks split the rows' elements evenly, each a
+    /// range that may start and end inside a row ([`ElementsKernel::gather_range`]).
     fn run_pieces<E: RawElement, I: IndexElement>(
         &self,
         data: &[E],
@@ -93,66 +105,71 @@ impl ElementsKernel {
         out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> Result<(), BadIndex> {
-        let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
         let elements = self.rows.saturating_mul(self.row_len);
         split_units(out, elements, 1, par, |range, chunk| {
             let mut copy = IndexCopy::new();
-            let mut at = range.start;
-            let mut rest = chunk;
-            while at < range.end {
-                // A division per piece (at most three per task), not per element.
-                let (row, column) = (at / self.row_len, at % self.row_len);
-                let whole_rows = if column == 0 {
-                    (range.end - at) / self.row_len
-                } else {
-                    0
+            self.gather_range::<E, I>(data, indices, range, chunk, &mut copy)
+        })
+    }
+
+    /// The elements `range` (row-major over the rows) into `out`: the part of the row the range
+    /// starts in, then its whole rows a run at a time, then the part of the row it ends in. A
+    /// call covering one task's range is shorter than a row when tasks outnumber rows; a call
+    /// covering several (the calling thread claims several at once while no helper is on the
+    /// job) holds whole rows.
+    fn gather_range<E: RawElement, I: IndexElement>(
+        &self,
+        data: &[E],
+        indices: &[I],
+        range: Range<usize>,
+        out: &mut [MaybeUninit<E>],
+        copy: &mut IndexCopy<I>,
+    ) -> Result<(), BadIndex> {
+        let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
+        let mut at = range.start;
+        let mut rest = out;
+        while at < range.end {
+            // A division per piece (at most three per call), not per element.
+            let (row, column) = (at / self.row_len, at % self.row_len);
+            let whole_rows = if column == 0 {
+                (range.end - at) / self.row_len
+            } else {
+                0
+            };
+            let len = if whole_rows > 0 {
+                whole_rows * self.row_len
+            } else {
+                (self.row_len - column).min(range.end - at)
+            };
+            // Cannot panic: `out` holds range.len() elements, of which `len` are this piece's.
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            if whole_rows > 0 {
+                self.gather_whole_rows::<E, I>(data, indices, row..row + whole_rows, part, copy)?;
+            } else {
+                // The piece's own row only (row_stride 0): the next row, if any, is another
+                // piece's, so nothing of it is asked for ahead.
+                let geometry = StridedRows {
+                    base: RowCursor::at(counts, strides, row).base + column * self.inner_stride,
+                    row_stride: 0,
+                    rows: 1,
+                    row_len: len,
+                    inner_stride: self.inner_stride,
+                    axis_stride: self.axis_stride,
+                    axis_size: self.axis_size,
+                    call_rows: self.rows,
                 };
-                let len = if whole_rows > 0 {
-                    whole_rows * self.row_len
-                } else {
-                    (self.row_len - column).min(range.end - at)
-                };
-                // Cannot panic: the task's output holds range.len() elements, of which `len`
-                // are this piece's.
-                let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
-                rest = tail;
-                if whole_rows > 0 {
-                    self.gather_whole_rows::<E, I>(
-                        data,
-                        indices,
-                        row..row + whole_rows,
-                        part,
-                        &mut copy,
-                    )?;
-                } else {
-                    let geometry = StridedRows {
-                        base: RowCursor::at(counts, strides, row).base + column * self.inner_stride,
-                        row_stride: 0,
-                        rows: 1,
-                        row_len: len,
-                        inner_stride: self.inner_stride,
-                        axis_stride: self.axis_stride,
-                        axis_size: self.axis_size,
-                        call_rows: self.rows,
-                    };
-                    // Cannot panic: the piece lies in row `row`, whose values exist.
-                    let idx = &indices[at..at + len];
-                    gather_strided_rows::<E, I>(
-                        data,
-                        &geometry.chosen::<E, I>(),
-                        idx,
-                        part,
-                        &mut copy,
-                    )
+                // Cannot panic: the piece lies in row `row`, whose values exist.
+                let idx = &indices[at..at + len];
+                gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(), idx, part, copy)
                     .map_err(|j| BadIndex {
                         position: at + j,
                         value: idx[j].to_i64(),
                     })?;
-                }
-                at += len;
             }
-            Ok(())
-        })
+            at += len;
+        }
+        Ok(())
     }
 
     /// The innermost row dimension's run: its rows, and their stride in `data`.
@@ -215,5 +232,93 @@ impl ElementsKernel {
                 },
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::gather_elements::ElementsTraversal;
+
+    /// `out[p]` of GatherElements, straight from the definition: `p`'s coordinates in
+    /// `idx_shape`, the one along `axis` replaced by the resolved value.
+    fn reference(
+        data: &[u32],
+        data_shape: &[usize],
+        idx_shape: &[usize],
+        axis: usize,
+        indices: &[i64],
+    ) -> Vec<u32> {
+        (0..indices.len())
+            .map(|p| {
+                let (mut rest, mut flat, mut stride) = (p, 0, 1);
+                for d in (0..idx_shape.len()).rev() {
+                    let mut c = rest % idx_shape[d];
+                    rest /= idx_shape[d];
+                    if d == axis {
+                        c = indices[p].rem_euclid(data_shape[d] as i64) as usize;
+                    }
+                    flat += c * stride;
+                    stride *= data_shape[d];
+                }
+                data[flat]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ranges_that_start_and_end_inside_rows_gather_what_the_definition_says() {
+        // (data, indices, axis): rows across axis 1 whose starts differ by group (2 groups of 3
+        // rows), rows along the axis, and rows across axis 0 (the rows are the index positions).
+        let cases: [(&[usize], &[usize], usize); 3] = [
+            (&[2, 2, 203], &[2, 3, 200], 1),
+            (&[3, 50], &[3, 40], 1),
+            (&[2, 300], &[3, 300], 0),
+        ];
+        for (data_shape, idx_shape, axis) in cases {
+            let kernel = ElementsKernel::new(data_shape, idx_shape, axis, 4);
+            assert_eq!(kernel.traversal(), ElementsTraversal::Rows);
+            let size = data_shape[axis];
+            let data: Vec<u32> = (0..data_shape.iter().product::<usize>() as u32).collect();
+            let n: usize = idx_shape.iter().product();
+            let indices: Vec<i64> = (0..n)
+                .map(|p| (p * 7919 % (2 * size)) as i64 - size as i64)
+                .collect();
+            let want = reference(&data, data_shape, idx_shape, axis, &indices);
+            let row = kernel.row_len;
+            // Ranges inside one row, across a row's end, holding whole rows (one run, and runs of
+            // two groups), and the whole.
+            for cuts in [
+                vec![0, n],
+                vec![0, 3, row - 1, row + 2, 3 * row, 5 * row + 1, n],
+                vec![0, row, 2 * row + 7, n - 1, n],
+            ] {
+                let mut out = vec![MaybeUninit::new(u32::MAX); n];
+                let mut copy = IndexCopy::new();
+                for pair in cuts.windows(2) {
+                    // Cuts past a short case's end clamp to it (empty ranges).
+                    let (a, b) = (pair[0].min(n), pair[1].min(n));
+                    kernel
+                        .gather_range(&data, &indices, a..b, &mut out[a..b], &mut copy)
+                        .unwrap();
+                }
+                // SAFETY: every element was written (and initialised before).
+                let got: Vec<u32> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
+                assert_eq!(
+                    got, want,
+                    "{data_shape:?} {idx_shape:?} axis {axis}, cuts {cuts:?}"
+                );
+            }
+            // A bad value inside a range that starts inside a row, and a later one: the first.
+            let mut bad = indices.clone();
+            bad[row + 5] = size as i64;
+            bad[2 * row + 1] = -(size as i64) - 1;
+            let mut out = vec![MaybeUninit::new(0u32); n];
+            let mut copy = IndexCopy::new();
+            let e = kernel
+                .gather_range(&data, &bad, 3..n, &mut out[3..], &mut copy)
+                .unwrap_err();
+            assert_eq!((e.position, e.value), (row + 5, size as i64));
+        }
     }
 }

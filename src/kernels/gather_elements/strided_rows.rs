@@ -101,7 +101,7 @@ impl StridedRows {
         // row's (a 54797-long axis read twice per row) cost 25x the gather; 485 values into 653
         // lines (f64), which touch about half of them, ran 2.2x slower prefetching (11.5 us,
         // ONNX Runtime 10 us) than not (5.1 us).
-        // A run whose rows do not move (one row split by columns: row_stride 0) has no next row;
+        // A run whose rows do not move (a piece of one row: row_stride 0) has no next row;
         // its "next row" was its own, streamed in full beside the random reads (a 1-D gather of
         // 897245 from 238890 u64 ran at 0.70x ONNX Runtime).
         // Nor do rows whose data, all the call's rows of it, fits a core's L2: it stays there

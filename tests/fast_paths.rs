@@ -283,8 +283,8 @@ fn traversal(
 /// `negative_rows` decides which rows use negative spellings, so both kinds of block meet in one call.
 /// Contiguous rows (tail 1) longer than a 4 KiB page, with a value per line of data, take the
 /// twin that prefetches the next row where all the call's rows of data are more than a core's L2
-/// (rows the AVX-512 gathers do not take: those of 1-4-byte elements up to 32 KiB, or up to a
-/// 16th of the L2, ask for the next row themselves).
+/// and each row at most an eighth of it (rows the AVX-512 gathers do not take: those of
+/// 1-4-byte elements up to 32 KiB, or up to a 16th of the L2, ask for the next row themselves).
 fn check_strided_rows(
     rows: usize,
     axis_size: usize,
@@ -368,10 +368,13 @@ fn strided_rows_check_blocks_of_indices_at_once() {
             check_strided_rows(rows, axis_size, row_len, tail, |row| row % 3 == 1);
         }
     }
-    // 12 MiB of rows of 4 MiB, longer than a 16th of any plausible L2: the next-row prefetch
-    // loop on every CPU.
+    // 12 MiB of rows of 4 MiB, longer than an eighth of any plausible L2: no next-row prefetch
+    // (the lanes or branching loop).
     let long = (1 << 20) + 16;
     check_strided_rows(3, long, long, 1, |row| row == 1);
+    // 40 rows of 96 KiB: on a 1 MiB L2 (Zen 4, Zen 5) past a 16th of it (the gathers' bound) and
+    // within an eighth, the next-row prefetch loop; elsewhere the gathers, or no hint.
+    check_strided_rows(40, 24_576, 24_576, 1, |row| row % 3 == 1);
 }
 
 /// GatherND with slices of `len` f32 over `tuples` random tuples into data [rows, len].

@@ -964,13 +964,32 @@ mod tests {
             check_across_a_slab_in_l2::<u16, i64>(|v| v as u16);
             check_across_a_slab_in_l2::<u8, i32>(|v| (v ^ (v >> 8)) as u8);
         });
-        // Rows along the axis from data beyond the L2 (none fits one of 0 bytes) ask for the
+        // Rows along the axis from data beyond the L2, each within an eighth of it, ask for the
         // next row's lines as they go: the same values, read the same way.
-        crate::kernels::cache::with_l2_bytes(0, || {
-            assert!(rows_along(3, 64, 300).next_row_lines(4) > 0);
-            check_every_shape::<u32, i64>(four);
-            check_every_shape::<u8, i32>(|v| (v ^ (v >> 8)) as u8);
-            check_every_shape::<u16, i64>(|v| v as u16);
+        crate::kernels::cache::with_l2_bytes(16 << 10, || {
+            check_rows_asking_for_the_next_row::<u32, i64>(four);
+            check_rows_asking_for_the_next_row::<u8, i32>(|v| (v ^ (v >> 8)) as u8);
+            check_rows_asking_for_the_next_row::<u16, i64>(|v| v as u16);
         });
+    }
+
+    /// 80 rows along an axis of 300 (12-48 KB of data, rows of 300-1200 bytes), which ask for
+    /// the next row's lines on a 16 KiB L2, checked as `check_every_shape` checks its rows.
+    #[cfg(target_arch = "x86_64")]
+    fn check_rows_asking_for_the_next_row<E, I>(make: fn(u32) -> E)
+    where
+        E: RawElement + PartialEq + std::fmt::Debug,
+        I: IndexElement + TryFrom<i64>,
+        <I as TryFrom<i64>>::Error: std::fmt::Debug,
+    {
+        for row_len in [64, 77, 300] {
+            let g = rows_along(80, row_len, 300);
+            assert!(gathers_take::<E, I>(&g));
+            assert!(
+                g.next_row_lines(std::mem::size_of::<E>()) > 0,
+                "row_len {row_len}"
+            );
+            check_rows::<E, I>(g, make, &mut |p| (p * 7919 % 600) as i64 - 300);
+        }
     }
 }

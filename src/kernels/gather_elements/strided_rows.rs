@@ -9,7 +9,7 @@
 use super::lanes;
 #[cfg(target_arch = "x86_64")]
 use super::{branching, gather_speed, gathers};
-use crate::kernels::cache::fits_l2;
+use crate::kernels::cache::{fits_l2, l2_bytes};
 use crate::kernels::prefetch::{
     prefetch_lines, prefetch_next_values, prefetch_next_values_on_any_cpu, prefetch_range_in_to,
     HintLevel,
@@ -115,11 +115,14 @@ impl StridedRows {
             .call_rows
             .saturating_mul(self.axis_size)
             .saturating_mul(element_size);
+        // Nor do rows longer than an eighth of the L2 ([`NEXT_ROW_L2_SHARE`]).
+        let row_bytes = self.axis_size.saturating_mul(element_size);
         if self.inner_stride == 0
             && self.row_stride != 0
             && self.axis_stride == 1
             && self.row_len >= row_lines
             && !fits_l2(call_data_bytes)
+            && row_bytes <= l2_bytes() / NEXT_ROW_L2_SHARE
         {
             row_lines
         } else {
@@ -571,6 +574,17 @@ const _: () = assert!(INDEX_BLOCK % PREFETCH_PIECE == 0);
 /// KiB 1.12x and 1.02x.
 const PREFETCH_ROW_MIN_LINES: usize = 4096 / 64;
 
+/// The share of a core's L2 a row along the axis may take and still ask for the next row while
+/// it is gathered: an eighth. The next row comes into the L2 beside the row whose random reads
+/// need it there; a longer row and its successor crowd each other out. Measured on a Zen 4 (1 MiB
+/// L2; one build, the bound toggled between alternating calls), time without the next row against
+/// with, 1 / 2 threads: f32 rows of 16 KiB kept, 32 KiB 1.05x / 1.03x, 64 KiB 1.13x / 1.04x (the
+/// hint pays), 128 KiB 0.98-1.06x / 1.00-1.04x (a tie), 256 KiB 0.91x / 0.91x, 384 KiB 0.92x /
+/// 0.93x, 512 KiB 0.89-0.91x, 1 MiB 0.83x / 0.82x, 2 MiB 0.86-0.91x / 0.97-1.01x; int16 rows of
+/// 400 KB 0.85x / 0.90x and of 2.8 MB (sweep seed 209's configuration 67, 0.66x ONNX Runtime)
+/// 0.78x / 0.78x. Such rows then take the lanes or branching loop, as rows without the hint do.
+const NEXT_ROW_L2_SHARE: usize = 8;
+
 /// Rows shorter than this keep the block loop, which shares one check among several rows.
 const LANES_MIN_ROW: usize = 16;
 
@@ -879,6 +893,23 @@ pub(super) mod tests {
             assert_eq!(rows_along(513, 512, 512).next_row_lines(4), 32);
             // Fewer values than the row has lines: none.
             assert_eq!(rows_along(640, 31, 512).next_row_lines(4), 0);
+        });
+    }
+
+    #[test]
+    fn rows_longer_than_an_eighth_of_the_l2_ask_nothing_of_the_next_row() {
+        with_l2_bytes(1 << 20, || {
+            // f32 rows of 128 KiB ask; one element longer, and 1 MiB rows, do not.
+            assert_eq!(rows_along(16, 32768, 32768).next_row_lines(4), 2048);
+            assert_eq!(rows_along(16, 32769, 32769).next_row_lines(4), 0);
+            assert_eq!(rows_along(16, 262144, 262144).next_row_lines(4), 0);
+            // Sweep seed 209's configuration 67: 8 int16 rows of 1405874 (2.8 MB).
+            let long = rows_along(8, 1405874, 1405874);
+            assert_eq!(long.next_row_lines_per_piece(2), 0);
+        });
+        // On a 2 MiB L2, 256 KiB rows still ask.
+        with_l2_bytes(2 << 20, || {
+            assert_eq!(rows_along(16, 65536, 65536).next_row_lines(4), 4096);
         });
     }
 

@@ -147,8 +147,9 @@ impl ElementsKernel {
         // (`tiled::slab_takes_tiles`) and tiles split its rows, and when either the tiles are
         // wide or the data is too large to stay in the last-level cache; otherwise, when rows
         // are narrower than a tile (the tiled order would be row order, one short row at a time),
-        // or when the axis has so few positions that row order reads them as a few streams
-        // (`tiled::row_order_streams_positions`), rows go in order.
+        // when the axis has so few positions that row order reads them as a few streams
+        // (`tiled::row_order_streams_positions`), or when too few index positions read the slab
+        // for its lines to be read twice (`tiled::tiles_reread_slab_lines`), rows go in order.
         let tileable = dims >= 2 && axis_at == Some(dims - 2) && inner_stride == 1;
         let slab_bytes = axis_size
             .saturating_mul(row_len)
@@ -169,6 +170,7 @@ impl ElementsKernel {
                 || tile_columns.saturating_mul(element_size) >= tiled::TILE_WIDE_ROW_BYTES)
             && tile_columns < row_len
             && !tiled::row_order_streams_positions(axis_size, element_size, slab_bytes)
+            && tiled::tiles_reread_slab_lines(indices_shape[axis], axis_size, element_size)
         {
             ElementsTraversal::Tiled
         } else {
@@ -397,6 +399,29 @@ mod tests {
             let wide_long = [8, 2097152];
             assert_eq!(
                 traversal(&wide_long, &wide_long, 0, 8),
+                ElementsTraversal::Tiled
+            );
+        });
+    }
+
+    #[test]
+    fn tiles_only_where_the_index_positions_read_each_slab_line_twice() {
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            let traversal = |data: &[usize], indices: &[usize], element_size| {
+                ElementsKernel::new(data, indices, 0, element_size).traversal()
+            };
+            // Sweep seed 210's configuration 86: 22 index positions of uint64 from 739.
+            assert_eq!(
+                traversal(&[739, 12, 2, 32, 5], &[22, 4, 2, 32, 5], 8),
+                ElementsTraversal::Rows
+            );
+            // f32 from 1000 positions: 120 index positions read a line 1.92 times, 125 twice.
+            assert_eq!(
+                traversal(&[1000, 4096], &[120, 4096], 4),
+                ElementsTraversal::Rows
+            );
+            assert_eq!(
+                traversal(&[1000, 4096], &[125, 4096], 4),
                 ElementsTraversal::Tiled
             );
         });

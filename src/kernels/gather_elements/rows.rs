@@ -68,27 +68,12 @@ impl ElementsKernel {
         let mut rest = out;
         while row < rows.end {
             let run = (run_count - cursor.innermost()).min(rows.end - row);
-            let geometry = StridedRows {
-                base: cursor.base,
-                row_stride,
-                rows: run,
-                row_len: self.row_len,
-                inner_stride: self.inner_stride,
-                axis_stride: self.axis_stride,
-                axis_size: self.axis_size,
-                call_rows: self.rows,
-            };
-            // Cannot panic: the run's rows lie in `rows` (run <= rows.end - row), `out` holds
-            // their elements, and indices.len() == self.rows * row_len.
+            let geometry = self.rows_from(cursor.base, row_stride, run, self.row_len);
+            // Cannot panic: the run's rows lie in `rows` (run <= rows.end - row) and `out` holds
+            // their elements.
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(run * self.row_len);
             rest = tail;
-            let first = row * self.row_len;
-            let idx = &indices[first..first + run * self.row_len];
-            gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(), idx, part, copy)
-                .map_err(|j| BadIndex {
-                    position: first + j,
-                    value: idx[j].to_i64(),
-                })?;
+            gather_at::<E, I>(data, geometry, indices, row * self.row_len, part, copy)?;
             cursor.advance_by(run);
             row += run;
         }
@@ -149,27 +134,40 @@ impl ElementsKernel {
             } else {
                 // The piece's own row only (row_stride 0): the next row, if any, is another
                 // piece's, so nothing of it is asked for ahead.
-                let geometry = StridedRows {
-                    base: RowCursor::at(counts, strides, row).base + column * self.inner_stride,
-                    row_stride: 0,
-                    rows: 1,
-                    row_len: len,
-                    inner_stride: self.inner_stride,
-                    axis_stride: self.axis_stride,
-                    axis_size: self.axis_size,
-                    call_rows: self.rows,
-                };
-                // Cannot panic: the piece lies in row `row`, whose values exist.
-                let idx = &indices[at..at + len];
-                gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(), idx, part, copy)
-                    .map_err(|j| BadIndex {
-                        position: at + j,
-                        value: idx[j].to_i64(),
-                    })?;
+                let base = RowCursor::at(counts, strides, row).base + column * self.inner_stride;
+                gather_at::<E, I>(
+                    data,
+                    self.rows_from(base, 0, 1, len),
+                    indices,
+                    at,
+                    part,
+                    copy,
+                )?;
             }
             at += len;
         }
         Ok(())
+    }
+
+    /// `rows` rows of `row_len` elements of this kernel's geometry, the first at `base` in data,
+    /// `row_stride` apart.
+    fn rows_from(
+        &self,
+        base: usize,
+        row_stride: usize,
+        rows: usize,
+        row_len: usize,
+    ) -> StridedRows {
+        StridedRows {
+            base,
+            row_stride,
+            rows,
+            row_len,
+            inner_stride: self.inner_stride,
+            axis_stride: self.axis_stride,
+            axis_size: self.axis_size,
+            call_rows: self.rows,
+        }
     }
 
     /// The innermost row dimension's run: its rows, and their stride in `data`.
@@ -189,16 +187,7 @@ impl ElementsKernel {
     /// their runs: the cursor path has no next row to prefetch.
     pub(super) fn runs_are_short(&self, element_size: usize) -> bool {
         let (run_count, row_stride) = self.run_shape();
-        let run = StridedRows {
-            base: 0,
-            row_stride,
-            rows: run_count,
-            row_len: self.row_len,
-            inner_stride: self.inner_stride,
-            axis_stride: self.axis_stride,
-            axis_size: self.axis_size,
-            call_rows: self.rows,
-        };
+        let run = self.rows_from(0, row_stride, run_count, self.row_len);
         self.rows > 1
             && run_count.saturating_mul(self.row_len) < INDEX_BLOCK
             && run.next_row_lines_per_piece(element_size) == 0
@@ -233,6 +222,28 @@ impl ElementsKernel {
             )
         })
     }
+}
+
+/// Gathers `geometry`'s rows, whose index values start at `indices[first]`, into `out`; a bad
+/// value's position counts from the call's first value.
+#[inline(always)]
+fn gather_at<E: RawElement, I: IndexElement>(
+    data: &[E],
+    geometry: StridedRows,
+    indices: &[I],
+    first: usize,
+    out: &mut [MaybeUninit<E>],
+    copy: &mut IndexCopy<I>,
+) -> Result<(), BadIndex> {
+    // Cannot panic: the rows' values follow `first` in indices (which holds every row's), as
+    // many as `out` has elements.
+    let idx = &indices[first..first + out.len()];
+    gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(), idx, out, copy).map_err(|j| {
+        BadIndex {
+            position: first + j,
+            value: idx[j].to_i64(),
+        }
+    })
 }
 
 #[cfg(test)]

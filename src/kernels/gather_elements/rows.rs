@@ -251,32 +251,6 @@ mod tests {
     use super::*;
     use crate::kernels::gather_elements::ElementsTraversal;
 
-    /// `out[p]` of GatherElements, straight from the definition: `p`'s coordinates in
-    /// `idx_shape`, the one along `axis` replaced by the resolved value.
-    fn reference(
-        data: &[u32],
-        data_shape: &[usize],
-        idx_shape: &[usize],
-        axis: usize,
-        indices: &[i64],
-    ) -> Vec<u32> {
-        (0..indices.len())
-            .map(|p| {
-                let (mut rest, mut flat, mut stride) = (p, 0, 1);
-                for d in (0..idx_shape.len()).rev() {
-                    let mut c = rest % idx_shape[d];
-                    rest /= idx_shape[d];
-                    if d == axis {
-                        c = indices[p].rem_euclid(data_shape[d] as i64) as usize;
-                    }
-                    flat += c * stride;
-                    stride *= data_shape[d];
-                }
-                data[flat]
-            })
-            .collect()
-    }
-
     #[test]
     fn ranges_that_start_and_end_inside_rows_gather_what_the_definition_says() {
         // (data, indices, axis): rows across axis 1 whose starts differ by group (2 groups of 3
@@ -295,7 +269,14 @@ mod tests {
             let indices: Vec<i64> = (0..n)
                 .map(|p| (p * 7919 % (2 * size)) as i64 - size as i64)
                 .collect();
-            let want = reference(&data, data_shape, idx_shape, axis, &indices);
+            let want = gatherkit_testkit::reference::gather_elements(
+                &data,
+                data_shape,
+                &indices,
+                idx_shape,
+                axis as i64,
+            )
+            .unwrap();
             let row = kernel.row_len;
             // Ranges inside one row, across a row's end, holding whole rows (one run, and runs of
             // two groups), and the whole.

@@ -149,12 +149,11 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
 /// Checked against the reference for every executor, with more tasks than rows, and for the
 /// row-major first of two bad values, which sit in different tasks.
 fn check_few_long_rows(data_shape: &[usize], idx_shape: &[usize], axis: usize) {
+    let size = data_shape[axis] as i64;
     let mut rng = Rng::new(23);
-    let data: Vec<f32> = (0..count(data_shape)).map(|x| x as f32).collect();
     let indices: Vec<i64> = (0..count(idx_shape))
-        .map(|_| rng.range(-(data_shape[axis] as i64), data_shape[axis] as i64 - 1))
+        .map(|_| rng.range(-size, size - 1))
         .collect();
-    let ctx = format!("{data_shape:?} along {axis}, indices {idx_shape:?}");
     let plan = GatherElements::new(
         TensorDesc::new(DType::Float, data_shape),
         TensorDesc::new(DType::Int64, idx_shape),
@@ -162,39 +161,24 @@ fn check_few_long_rows(data_shape: &[usize], idx_shape: &[usize], axis: usize) {
         &Options::default(),
     )
     .unwrap();
-    assert_eq!(plan.traversal(), ElementsTraversal::Rows, "{ctx}");
-    let call = |options: &Options, indices: &[i64]| {
-        gather_elements_to_vec(
-            TensorRef::new(data_shape, &data),
-            TensorRef::new(idx_shape, indices),
-            axis as i64,
-            options,
-        )
-    };
-    let want =
-        reference::gather_elements(&data, data_shape, &indices, idx_shape, axis as i64).unwrap();
-    for (executor, options) in executors(&[1, 2, 3, 4]) {
-        let (_, out) = call(&options, &indices).unwrap();
-        assert!(out == want, "{ctx}, {executor}: differs from the reference");
-    }
-    let rows = count(idx_shape) / idx_shape[idx_shape.len() - 1];
-    let tasks = task_counts(|options| {
-        call(options, &indices).unwrap();
-    });
-    assert!(
-        matches!(tasks[..], [n] if n > rows),
-        "{ctx}: one call of more tasks than its {rows} rows, got {tasks:?}"
+    assert_eq!(
+        plan.traversal(),
+        ElementsTraversal::Rows,
+        "{data_shape:?} along {axis}, indices {idx_shape:?}"
     );
-
-    // A bad value in row 0's last piece (a task that starts inside the row) and one early in the
-    // last row: the first in row-major order is reported.
-    let len = indices.len();
-    let mut bad = indices.clone();
-    let (first, later) = (len / rows - 2, len - len / rows + 1);
-    bad[first] = data_shape[axis] as i64;
-    bad[later] = -(data_shape[axis] as i64) - 1;
-    let want = format!("{} = {}", indices_at(first, idx_shape), data_shape[axis]);
-    expect_error_everywhere(&[1, 2, 3, 4], &want, &ctx, |options| call(options, &bad));
+    // More tasks than rows; a bad value in row 0's last piece (a task that starts inside the row)
+    // and one early in the last row.
+    let (len, rows) = (
+        indices.len(),
+        count(idx_shape) / idx_shape[idx_shape.len() - 1],
+    );
+    check_elements_everywhere(
+        |x| x as f32,
+        (data_shape, idx_shape, axis),
+        indices,
+        rows + 1,
+        (len / rows - 2, len - len / rows + 1),
+    );
 }
 
 #[test]
@@ -968,20 +952,20 @@ fn check_one_row(data_shape: &[usize], indices_shape: &[usize], axis: usize) {
         |x| x as f32,
         (data_shape, indices_shape, axis),
         indices,
-        true,
+        2,
         (n / 2 + 3, n - 5),
     );
 }
 
 /// GatherElements of `indices` on data whose element `x` is `value(x)`, compared with a direct
-/// computation on the counting host (which must have split the work among tasks when `split`)
-/// and on every executor; then with `bad.0` and `bad.1` made out of range (`bad.0 < bad.1`), the
-/// first is reported on every executor.
+/// computation on the counting host (whose one call must have cut the work into at least
+/// `min_tasks` tasks; 0: any number) and on every executor; then with `bad.0` and `bad.1` made
+/// out of range (`bad.0 < bad.1`), the first is reported on every executor.
 fn check_elements_everywhere<T, I>(
     value: impl Fn(usize) -> T,
     (data_shape, indices_shape, axis): (&[usize], &[usize], usize),
     mut indices: Vec<I>,
-    split: bool,
+    min_tasks: usize,
     (first, second): (usize, usize),
 ) where
     T: Element + PartialEq + std::fmt::Debug,
@@ -1012,13 +996,14 @@ fn check_elements_everywhere<T, I>(
             "{data_shape:?} {indices_shape:?}: wrong values"
         );
     });
-    if split {
+    if min_tasks > 0 {
         assert!(
-            counts.last().is_some_and(|&n| n >= 2),
-            "{data_shape:?} {indices_shape:?}: rows were not split among tasks ({counts:?})"
+            matches!(counts[..], [n] if n >= min_tasks),
+            "{data_shape:?} {indices_shape:?}: not one call of at least {min_tasks} tasks \
+             ({counts:?})"
         );
     }
-    for (threads, options) in executors(&[1, 2, 3]) {
+    for (threads, options) in executors(&[1, 2, 3, 4]) {
         let (_, got) = call(&indices, &options).unwrap();
         assert!(got == want, "{data_shape:?} {threads}: wrong values");
     }
@@ -1028,9 +1013,12 @@ fn check_elements_everywhere<T, I>(
         "{} = {size} is out of range",
         indices_at(first, indices_shape)
     );
-    expect_error_everywhere(&[1, 2, 3], &want, &format!("{data_shape:?}"), |options| {
-        call(&indices, options)
-    });
+    expect_error_everywhere(
+        &[1, 2, 3, 4],
+        &want,
+        &format!("{data_shape:?}"),
+        |options| call(&indices, options),
+    );
 }
 
 #[test]
@@ -1066,7 +1054,7 @@ fn check_short_runs(data_shape: &[usize], indices_shape: &[usize], axis: usize, 
         |x| x as u16,
         (data_shape, indices_shape, axis),
         indices,
-        split,
+        if split { 2 } else { 0 },
         (n / 2 + 3 * row_len + 1, n - 2),
     );
 }
@@ -1236,7 +1224,7 @@ fn check_lanes<T, I>(
         value,
         (data_shape, indices_shape, axis),
         indices,
-        false,
+        0,
         ((n / row_len / 2) * row_len + 5, n - 1),
     );
 }

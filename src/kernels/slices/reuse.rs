@@ -209,8 +209,9 @@ impl SliceKernel {
     /// axis 4 of an f32 [5, 68, 121, 1, 4, 111] tensor with a scalar index (41140 slices of 444
     /// bytes, 1776 bytes apart, from 73 MB) took 4.0 ms on a Zen 4 where ONNX Runtime's copy
     /// loop took 2.6 ms; 1.4 ms for slices of 400 bytes 1600 apart. With each slice asked for 8
-    /// KiB of slices ahead in whole positions (18 for 444-byte slices) into L2 (one build,
-    /// toggled between alternating calls): 0.52-0.56x the time for 444-byte slices 1332 and 1776
+    /// KiB of slices ahead (the distance then, 16 KiB since: see `PREFETCH_BYTES`) in whole
+    /// positions (18 for 444-byte slices) into L2 (one build, toggled between alternating
+    /// calls): 0.52-0.56x the time for 444-byte slices 1332 and 1776
     /// bytes apart, 0.59x for two slices from slabs of 8, 0.41-0.51x for 800-byte slices 1600
     /// apart, 0.66x for 4000-byte slices 16000 apart; the walks the prefetchers did follow took
     /// 0.92-1.19x (444-byte slices 888 apart) and 0.77-0.94x (two from slabs of 4). Into L1, as
@@ -400,9 +401,9 @@ mod tests {
             );
             assert_eq!(run.hint_level, HintLevel::L2);
             let hints = kernel.streamed_walk_hints(&run, 0).expect("hinted");
-            // 8 KiB of slices ahead: 18 tuples of one position each.
-            assert_eq!(hints.positions_ahead, 18);
-            assert_eq!(hints.slice_ahead(0, 2 * 111, 111), 18 * 444 + 2 * 111);
+            // 16 KiB of slices ahead: 36 tuples of one position each.
+            assert_eq!(hints.positions_ahead, 36);
+            assert_eq!(hints.slice_ahead(0, 2 * 111, 111), 36 * 444 + 2 * 111);
             // Clamped to the batch's last slice near its end.
             let last_position = (kernel.outer - 1) * kernel.run_span;
             assert_eq!(hints.slice_ahead(last_position, 0, 111), data_len - 111);

@@ -15,7 +15,7 @@ mod short_runs;
 
 use crate::kernels::cache::{fits_l2, stays_in_l3, LINE};
 use crate::kernels::parallel::split_units;
-use crate::kernels::prefetch::HintLevel;
+use crate::kernels::prefetch::{long_slices_followed_from_memory, HintLevel};
 use crate::kernels::resolve::INDEX_BLOCK;
 use crate::kernels::stream::{stream_fence, streams_output, LineStream, SliceOut, Staging};
 use crate::kernels::{known_or, BadIndex, Kernel};
@@ -246,7 +246,12 @@ impl SliceKernel {
             stream,
         );
         let ahead_tuples = prefetch_ahead_tuples(footprint, slice_bytes, self.tuples_per_batch);
-        let prefetch_len = slice_prefetch_len(footprint.data, len, std::mem::size_of::<E>());
+        let prefetch_len = slice_prefetch_len(
+            footprint.data,
+            len,
+            std::mem::size_of::<E>(),
+            long_slices_followed_from_memory(),
+        );
         let k = known_or(K, self.tuple_dims.len());
         // Cannot panic: `run` picks K only when it equals tuple_dims.len() (= tuple_strides.len()).
         let run = BatchRun {
@@ -504,19 +509,26 @@ fn prefetch_ahead_tuples(call: Footprint, slice_bytes: usize, tuples_per_run: us
 const WINDOW_COVERED_SLICE_MAX_BYTES: usize = 4 * LINE;
 
 /// Elements of a slice ahead to ask the cache for: only the first line's from data that fits a
-/// core's L2, and from data that stays in the L3 when the slice is long; all `len` otherwise.
+/// core's L2, and from data that stays in the L3 when the slice is long; all `len` otherwise,
+/// but for long slices on CPUs whose prefetchers follow them from memory too (`from_memory`:
+/// [`long_slices_followed_from_memory`], Intel's cores).
 /// Data in the L2 stays there from call to call, and a cold slice is read in order, which the
 /// hardware prefetchers follow: asking for every line of 36 slices of 6472 bytes from 388 KB took
 /// a fifth of the call (4.0 against 4.7 us). From the L3 the prefetchers ramp up within a slice
 /// of [`LONG_SLICE_BYTES`] soon enough: 228 slices of 4864 bytes from 14 MB took 24.8 us asked
 /// for whole, 23.2 us by their first line (ORT 24.2), and slices of 2-7 KB from 1-14 MB 0.93-1.02x
 /// the time; shorter slices lose the ramp (1144-byte slices from 16.6 MB: 1.24x, 404-byte ones
-/// from 11 MB: 1.38x by their first line). Data in memory needs the whole slice asked for (W6,
-/// 3072-byte slices from 153 MB, took 1.55x as long by the first line).
-fn slice_prefetch_len(data_bytes: usize, len: usize, element_size: usize) -> usize {
+/// from 11 MB: 1.38x by their first line). Data in memory needs the whole slice asked for on the
+/// AMD cores (W6, 3072-byte slices from 153 MB, took 1.55x as long by the first line on a Zen 5).
+fn slice_prefetch_len(
+    data_bytes: usize,
+    len: usize,
+    element_size: usize,
+    from_memory: bool,
+) -> usize {
     let slice_bytes = len.saturating_mul(element_size);
-    let in_l3 = stays_in_l3(data_bytes) && slice_bytes >= LONG_SLICE_BYTES;
-    if fits_l2(data_bytes) || in_l3 {
+    let followed = slice_bytes >= LONG_SLICE_BYTES && (stays_in_l3(data_bytes) || from_memory);
+    if fits_l2(data_bytes) || followed {
         len.min((LINE / element_size.max(1)).max(1))
     } else {
         len
@@ -667,19 +679,28 @@ mod tests {
     #[test]
     fn whole_slices_are_prefetched_only_where_the_caches_do_not_keep_up() {
         let l2 = crate::kernels::cache::l2_bytes();
-        // 3236 i16 (6472 bytes): the first line's 32 from data in the L2 or the L3, all from
-        // data in memory.
-        assert_eq!(slice_prefetch_len(l2 / 2, 3236, 2), 32);
-        assert_eq!(slice_prefetch_len(l2 + 1, 3236, 2), 32);
-        assert_eq!(slice_prefetch_len(16 << 20, 3236, 2), 32);
-        assert_eq!(slice_prefetch_len((16 << 20) + 1, 3236, 2), 3236);
-        // Slices shorter than 2 KiB whole from beyond the L2: 1144 bytes, 1023 and 1024 f16.
-        assert_eq!(slice_prefetch_len(l2 + 1, 143, 8), 143);
-        assert_eq!(slice_prefetch_len(8 << 20, 1023, 2), 1023);
-        assert_eq!(slice_prefetch_len(8 << 20, 1024, 2), 32);
-        // A slice shorter than a line, and elements wider than one.
-        assert_eq!(slice_prefetch_len(l2, 5, 4), 5);
-        assert_eq!(slice_prefetch_len(l2, 100, 16), 4);
+        for from_memory in [false, true] {
+            let len = |data_bytes, len, element_size| {
+                slice_prefetch_len(data_bytes, len, element_size, from_memory)
+            };
+            // 3236 i16 (6472 bytes): the first line's 32 from data in the L2 or the L3; from
+            // data in memory, all where the prefetchers do not follow it there.
+            assert_eq!(len(l2 / 2, 3236, 2), 32);
+            assert_eq!(len(l2 + 1, 3236, 2), 32);
+            assert_eq!(len(16 << 20, 3236, 2), 32);
+            let beyond_l3 = if from_memory { 32 } else { 3236 };
+            assert_eq!(len((16 << 20) + 1, 3236, 2), beyond_l3);
+            assert_eq!(len(1 << 30, 1024, 2), if from_memory { 32 } else { 1024 });
+            // Slices shorter than 2 KiB whole from beyond the L2, from the L3 and from memory
+            // alike: 1144 bytes, 1023 f16.
+            assert_eq!(len(l2 + 1, 143, 8), 143);
+            assert_eq!(len(8 << 20, 1023, 2), 1023);
+            assert_eq!(len(1 << 30, 1023, 2), 1023);
+            assert_eq!(len(8 << 20, 1024, 2), 32);
+            // A slice shorter than a line, and elements wider than one.
+            assert_eq!(len(l2, 5, 4), 5);
+            assert_eq!(len(l2, 100, 16), 4);
+        }
     }
 
     #[test]

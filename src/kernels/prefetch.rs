@@ -125,17 +125,17 @@ fn index_hints_pay() -> bool {
     intel_core()
 }
 
-/// Whether this CPU's hardware prefetchers follow a slice of at least 2 KiB from its first line
+/// Whether this CPU's hardware prefetchers follow a slice of at least 1 KiB from its first line
 /// wherever its lines come from, memory included, so that a hint at a slice ahead asks for that
-/// line only (`slices::slice_prefetch_len`): on Intel's cores, and nowhere else. The hint at
-/// each further line costs an instruction and, on those cores, a fill buffer that the copies'
-/// own loads need. Measured on an Intel Xeon (family 6 model 167; one build, the rule toggled
-/// between alternating calls, new index values each call), time asking for the first line
-/// against the whole slice, 1 / 2 threads: Gathers of random rows from 1 GB, 4 KiB 0.74x /
-/// 0.84x, 3 KiB 0.81x / 0.93x; G1 0.99x / 0.88-0.92x, W6 0.96x / 0.92x; with the same indices
-/// each call, 195-534 slices of 2.3-4.2 KB from 42-61 MB 0.74-0.90x. Rows of 512-1024 bytes
-/// did not follow (648 bytes 1.16x / 1.21x). On the AMD Zen 5 the first line alone took W6
-/// 1.55x as long: there, only slices from data the L3 keeps are asked for by their first line.
+/// line only (`slices::slice_prefetch_len`, which has the measurements by length): on Intel's
+/// cores, and nowhere else. The hint at each further line costs an instruction and, on those
+/// cores, a fill buffer that the copies' own loads need. Measured on an Intel Xeon (family 6
+/// model 167; one build, the rule toggled between alternating calls, new index values each
+/// call), time asking for the first line against the whole slice, 1 / 2 threads: Gathers of
+/// random rows from 1 GB, 4 KiB 0.74x / 0.84x, 3 KiB 0.81x / 0.93x; G1 0.99x / 0.88-0.92x, W6
+/// 0.96x / 0.92x; with the same indices each call, 195-534 slices of 2.3-4.2 KB from 42-61 MB
+/// 0.74-0.90x. On the AMD Zen 5 the first line alone took W6 1.55x as long: there, only long
+/// slices from data the L3 keeps are asked for by their first line.
 #[inline]
 pub(crate) fn long_slices_followed_from_memory() -> bool {
     intel_core()

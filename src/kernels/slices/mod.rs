@@ -509,9 +509,10 @@ fn prefetch_ahead_tuples(call: Footprint, slice_bytes: usize, tuples_per_run: us
 const WINDOW_COVERED_SLICE_MAX_BYTES: usize = 4 * LINE;
 
 /// Elements of a slice ahead to ask the cache for: only the first line's from data that fits a
-/// core's L2, and from data that stays in the L3 when the slice is long; all `len` otherwise,
-/// but for long slices on CPUs whose prefetchers follow them from memory too (`from_memory`:
-/// [`long_slices_followed_from_memory`], Intel's cores).
+/// core's L2, and from data that stays in the L3 when the slice is long; all `len` otherwise. On
+/// CPUs whose prefetchers follow a slice from memory too (`from_memory`:
+/// [`long_slices_followed_from_memory`], Intel's cores), every slice of
+/// [`FOLLOWED_SLICE_MIN_BYTES`] or more is asked for by its first line, wherever its data is.
 /// Data in the L2 stays there from call to call, and a cold slice is read in order, which the
 /// hardware prefetchers follow: asking for every line of 36 slices of 6472 bytes from 388 KB took
 /// a fifth of the call (4.0 against 4.7 us). From the L3 the prefetchers ramp up within a slice
@@ -527,7 +528,11 @@ fn slice_prefetch_len(
     from_memory: bool,
 ) -> usize {
     let slice_bytes = len.saturating_mul(element_size);
-    let followed = slice_bytes >= LONG_SLICE_BYTES && (stays_in_l3(data_bytes) || from_memory);
+    let followed = if from_memory {
+        slice_bytes >= FOLLOWED_SLICE_MIN_BYTES
+    } else {
+        slice_bytes >= LONG_SLICE_BYTES && stays_in_l3(data_bytes)
+    };
     if fits_l2(data_bytes) || followed {
         len.min((LINE / element_size.max(1)).max(1))
     } else {
@@ -537,6 +542,16 @@ fn slice_prefetch_len(
 
 /// A slice this long (32 lines) is read far enough in order for the hardware prefetchers.
 const LONG_SLICE_BYTES: usize = 2 << 10;
+
+/// A slice this long (16 lines) is followed from its first line by the prefetchers of CPUs that
+/// follow slices from memory ([`long_slices_followed_from_memory`]). Measured on an Intel Xeon
+/// (family 6 model 167; one build, the rule toggled between alternating calls), time by the
+/// first line against whole, 1 / 2 threads, new index values each call: rows from 1 GB of 1024
+/// bytes 0.90-0.92x / 0.91-0.96x, 1280 bytes 0.88x / 0.99x, 1536 bytes 0.89x / 0.83-0.89x; G4
+/// (1536-byte rows from 77 MB) 0.94-0.96x / 0.92-1.05x; 488 slices of 1270 bytes from 32 MB
+/// with the same indices each call 0.76x / 0.79x. Shorter rows did not follow: 648 bytes
+/// 1.16x / 1.21x, 512 bytes 0.94x / 1.08x.
+const FOLLOWED_SLICE_MIN_BYTES: usize = 1 << 10;
 
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
 /// latency at the rate small slices are copied.
@@ -690,12 +705,14 @@ mod tests {
             assert_eq!(len(16 << 20, 3236, 2), 32);
             let beyond_l3 = if from_memory { 32 } else { 3236 };
             assert_eq!(len((16 << 20) + 1, 3236, 2), beyond_l3);
-            assert_eq!(len(1 << 30, 1024, 2), if from_memory { 32 } else { 1024 });
-            // Slices shorter than 2 KiB whole from beyond the L2, from the L3 and from memory
-            // alike: 1144 bytes, 1023 f16.
-            assert_eq!(len(l2 + 1, 143, 8), 143);
-            assert_eq!(len(8 << 20, 1023, 2), 1023);
-            assert_eq!(len(1 << 30, 1023, 2), 1023);
+            // Slices shorter than 2 KiB whole from beyond the L2 (1144 bytes, 1023 f16), but
+            // from 1 KiB on where the prefetchers follow slices from memory, the L3 included.
+            let followed = |line, whole| if from_memory { line } else { whole };
+            assert_eq!(len(l2 + 1, 143, 8), followed(8, 143));
+            assert_eq!(len(8 << 20, 1023, 2), followed(32, 1023));
+            assert_eq!(len(1 << 30, 1024, 1), followed(64, 1024));
+            assert_eq!(len(1 << 30, 1023, 1), 1023);
+            assert_eq!(len(1 << 30, 511, 2), 511);
             assert_eq!(len(8 << 20, 1024, 2), 32);
             // A slice shorter than a line, and elements wider than one.
             assert_eq!(len(l2, 5, 4), 5);

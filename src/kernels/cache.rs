@@ -63,7 +63,8 @@ pub(crate) fn fits_l2(bytes: usize) -> bool {
 /// not read from the CPU: it is shared, and its share that a call keeps is what was measured.
 /// Outputs this large are streamed past the cache (`stream::STREAM_MIN_BYTES`; a scatter's copy
 /// below twice that may not be, see `scatter::apply::copy_streams`), and long slices from data
-/// no larger prefetch only their head.
+/// no larger prefetch only their head (on Intel's cores, from any data: see
+/// `prefetch::SliceHintCores`).
 pub(crate) const L3_RESIDENT_BYTES: usize = 16 << 20;
 
 /// Whether `bytes` of data stay in the L3 from call to call ([`L3_RESIDENT_BYTES`]).

@@ -125,24 +125,36 @@ fn index_hints_pay() -> bool {
     intel_core()
 }
 
-/// Whether this CPU's hardware prefetchers follow a slice of at least 1 KiB from its first line
-/// wherever its lines come from, memory included, so that a hint at a slice ahead asks for that
-/// line only (`slices::slice_prefetch_len`, which has the measurements by length): on Intel's
-/// cores, and nowhere else. The hint at each further line costs an instruction and, on those
-/// cores, a fill buffer that the copies' own loads need. Measured on an Intel Xeon (family 6
-/// model 167; one build, the rule toggled between alternating calls, new index values each
-/// call), time asking for the first line against the whole slice, 1 / 2 threads: Gathers of
-/// random rows from 1 GB, 4 KiB 0.74x / 0.84x, 3 KiB 0.81x / 0.93x; G1 0.99x / 0.88-0.92x, W6
-/// 0.96x / 0.92x; with the same indices each call, 195-534 slices of 2.3-4.2 KB from 42-61 MB
-/// 0.74-0.90x. On the AMD Zen 5 the first line alone took W6 1.55x as long: there, only long
-/// slices from data the L3 keeps are asked for by their first line.
-#[inline]
-pub(crate) fn long_slices_followed_from_memory() -> bool {
-    intel_core()
+/// The kinds of core the slice loops' hint rules were measured on separately, because their
+/// prefetchers and memory meet those hints differently (`slices::prefetch_ahead_tuples`,
+/// `slices::slice_prefetch_len` have the measurements): Intel's cores, and the others (AMD's Zen
+/// 3, Zen 4 and Zen 5 were measured).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SliceHintCores {
+    /// Intel's: their L2 prefetchers follow a slice of 1 KiB or more from its first line
+    /// wherever its lines come from, memory included; a software prefetch, into L2 too, holds
+    /// one of the L1's fill buffers until its line arrives, which the copies' own loads need;
+    /// and slices from memory are asked for from further ahead.
+    Intel,
+    /// Every other core: long slices are followed from the L3 only, and slices from memory are
+    /// asked for whole.
+    Other,
 }
 
-/// Whether this CPU is one of Intel's: the trait that [`index_hints_pay`] and
-/// [`long_slices_followed_from_memory`] follow. One CPUID instruction on the first call, a load
+impl SliceHintCores {
+    /// This CPU's kind (one CPUID instruction on the first call, a load after).
+    #[inline]
+    pub(crate) fn of_this_cpu() -> SliceHintCores {
+        if intel_core() {
+            SliceHintCores::Intel
+        } else {
+            SliceHintCores::Other
+        }
+    }
+}
+
+/// Whether this CPU is one of Intel's: what [`index_hints_pay`] and
+/// [`SliceHintCores::of_this_cpu`] follow. One CPUID instruction on the first call, a load
 /// after.
 #[inline]
 fn intel_core() -> bool {
@@ -271,16 +283,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn index_values_and_long_slices_from_memory_follow_intel_cores_only() {
+    fn index_values_and_the_slice_hint_rules_follow_intel_cores_only() {
         assert!(is_intel_vendor(b"GenuineIntel"));
         assert!(!is_intel_vendor(b"AuthenticAMD"));
         assert!(!is_intel_vendor(b"HygonGenuine"));
         assert!(!is_intel_vendor(&[0; 12]));
-        assert_eq!(index_hints_pay(), is_intel_vendor(&cpu_vendor()));
-        assert_eq!(
-            long_slices_followed_from_memory(),
-            is_intel_vendor(&cpu_vendor())
-        );
+        let intel = is_intel_vendor(&cpu_vendor());
+        assert_eq!(index_hints_pay(), intel);
+        let cores = if intel {
+            SliceHintCores::Intel
+        } else {
+            SliceHintCores::Other
+        };
+        assert_eq!(SliceHintCores::of_this_cpu(), cores);
     }
 
     /// The vendor string as CPUID gives it is the one Linux reports (`vendor_id` in

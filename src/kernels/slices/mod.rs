@@ -15,7 +15,7 @@ mod short_runs;
 
 use crate::kernels::cache::{fits_l2, stays_in_l3, LINE};
 use crate::kernels::parallel::split_units;
-use crate::kernels::prefetch::{long_slices_followed_from_memory, HintLevel};
+use crate::kernels::prefetch::{HintLevel, SliceHintCores};
 use crate::kernels::resolve::INDEX_BLOCK;
 use crate::kernels::stream::{stream_fence, streams_output, LineStream, SliceOut, Staging};
 use crate::kernels::{known_or, BadIndex, Kernel};
@@ -245,13 +245,10 @@ impl SliceKernel {
             tuples.saturating_mul(slice_bytes),
             stream,
         );
-        let ahead_tuples = prefetch_ahead_tuples(footprint, slice_bytes, self.tuples_per_batch);
-        let prefetch_len = slice_prefetch_len(
-            footprint.data,
-            len,
-            std::mem::size_of::<E>(),
-            long_slices_followed_from_memory(),
-        );
+        let cores = SliceHintCores::of_this_cpu();
+        let ahead_tuples =
+            prefetch_ahead_tuples(footprint, slice_bytes, self.tuples_per_batch, cores);
+        let prefetch_len = slice_prefetch_len(footprint.data, len, std::mem::size_of::<E>(), cores);
         let k = known_or(K, self.tuple_dims.len());
         // Cannot panic: `run` picks K only when it equals tuple_dims.len() (= tuple_strides.len()).
         let run = BatchRun {
@@ -432,7 +429,7 @@ struct Footprint {
     /// values) took 1.54x as long without its hints on a Zen 4.
     ///
     /// Only the rule that drops the hints counts this; which level the hints go to and how much
-    /// of a slice they ask for are decided by the data alone, as measured
+    /// of a slice they ask for are decided by the data alone (and the kind of core), as measured
     /// ([`HintLevel::for_slices_from`], [`slice_prefetch_len`]). Decided by this instead, the
     /// level took 0.83-0.96x the time for data of 15-16 MiB beside 11-16 MiB of indices or
     /// output, but 1.05-1.08x for 6.5-6.9 MB of data beside 10-21 MB of indices.
@@ -489,11 +486,20 @@ impl Footprint {
 /// Gather of 253k 8-byte slices from 1.2 MB 0.58x, of 59850 4-byte slices from 7 MB 0.75x, 124k
 /// 3-D lookups of 16 bytes from 1.7 MB 0.84x), and none above 1.03x but where it changes
 /// nothing. A Gather of 2 indices per run from 11 MB took 1.42x as long without the hint.
-fn prefetch_ahead_tuples(call: Footprint, slice_bytes: usize, tuples_per_run: usize) -> usize {
+fn prefetch_ahead_tuples(
+    call: Footprint,
+    slice_bytes: usize,
+    tuples_per_run: usize,
+    cores: SliceHintCores,
+) -> usize {
     if fits_l2(call.data) {
         return 0;
     }
-    let distance = (PREFETCH_BYTES / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
+    let bytes_ahead = match cores {
+        SliceHintCores::Intel => INTEL_PREFETCH_BYTES,
+        SliceHintCores::Other => PREFETCH_BYTES,
+    };
+    let distance = (bytes_ahead / slice_bytes.max(1)).clamp(1, PREFETCH_TUPLES);
     let window_covers_it = call.stays_in_l3()
         && slice_bytes <= WINDOW_COVERED_SLICE_MAX_BYTES
         && tuples_per_run >= distance;
@@ -510,9 +516,9 @@ const WINDOW_COVERED_SLICE_MAX_BYTES: usize = 4 * LINE;
 
 /// Elements of a slice ahead to ask the cache for: only the first line's from data that fits a
 /// core's L2, and from data that stays in the L3 when the slice is long; all `len` otherwise. On
-/// CPUs whose prefetchers follow a slice from memory too (`from_memory`:
-/// [`long_slices_followed_from_memory`], Intel's cores), every slice of
-/// [`FOLLOWED_SLICE_MIN_BYTES`] or more is asked for by its first line, wherever its data is.
+/// Intel's cores, whose prefetchers follow a slice from memory too ([`SliceHintCores::Intel`]),
+/// every slice of [`FOLLOWED_SLICE_MIN_BYTES`] or more is asked for by its first line, wherever
+/// its data is.
 /// Data in the L2 stays there from call to call, and a cold slice is read in order, which the
 /// hardware prefetchers follow: asking for every line of 36 slices of 6472 bytes from 388 KB took
 /// a fifth of the call (4.0 against 4.7 us). From the L3 the prefetchers ramp up within a slice
@@ -525,13 +531,12 @@ fn slice_prefetch_len(
     data_bytes: usize,
     len: usize,
     element_size: usize,
-    from_memory: bool,
+    cores: SliceHintCores,
 ) -> usize {
     let slice_bytes = len.saturating_mul(element_size);
-    let followed = if from_memory {
-        slice_bytes >= FOLLOWED_SLICE_MIN_BYTES
-    } else {
-        slice_bytes >= LONG_SLICE_BYTES && stays_in_l3(data_bytes)
+    let followed = match cores {
+        SliceHintCores::Intel => slice_bytes >= FOLLOWED_SLICE_MIN_BYTES,
+        SliceHintCores::Other => slice_bytes >= LONG_SLICE_BYTES && stays_in_l3(data_bytes),
     };
     if fits_l2(data_bytes) || followed {
         len.min((LINE / element_size.max(1)).max(1))
@@ -543,14 +548,16 @@ fn slice_prefetch_len(
 /// A slice this long (32 lines) is read far enough in order for the hardware prefetchers.
 const LONG_SLICE_BYTES: usize = 2 << 10;
 
-/// A slice this long (16 lines) is followed from its first line by the prefetchers of CPUs that
-/// follow slices from memory ([`long_slices_followed_from_memory`]). Measured on an Intel Xeon
-/// (family 6 model 167; one build, the rule toggled between alternating calls), time by the
-/// first line against whole, 1 / 2 threads, new index values each call: rows from 1 GB of 1024
-/// bytes 0.90-0.92x / 0.91-0.96x, 1280 bytes 0.88x / 0.99x, 1536 bytes 0.89x / 0.83-0.89x; G4
-/// (1536-byte rows from 77 MB) 0.94-0.96x / 0.92-1.05x; 488 slices of 1270 bytes from 32 MB
-/// with the same indices each call 0.76x / 0.79x. Shorter rows did not follow: 648 bytes
-/// 1.16x / 1.21x, 512 bytes 0.94x / 1.08x.
+/// A slice this long (16 lines) is followed from its first line by the prefetchers of Intel's
+/// cores, wherever its lines come from ([`SliceHintCores::Intel`]). The hint at each further
+/// line costs an instruction and, there, an L1 fill buffer. Measured on an Intel Xeon (family 6
+/// model 167; one build, the rule toggled between alternating calls), time by the first line
+/// against whole, 1 / 2 threads, new index values each call: random rows from 1 GB, 4 KiB 0.74x
+/// / 0.84x, 3 KiB 0.81x / 0.93x, 1536 bytes 0.89x / 0.83-0.89x, 1280 bytes 0.88x / 0.99x, 1024
+/// bytes 0.90-0.92x / 0.91-0.96x; from the L3, 1144-byte rows from 4-16 MB 0.93-0.97x, 1536-byte
+/// rows from 7.7 MB 0.98x; G1 0.99x / 0.88-0.92x, W6 0.96x / 0.92x, G4 0.94-0.96x / 0.92-1.05x;
+/// with the same indices each call, 195-534 slices of 1.3-4.2 KB from 32-61 MB 0.74-0.90x.
+/// Shorter rows did not follow: 648 bytes 1.16x / 1.21x, 512 bytes 0.94x / 1.08x.
 const FOLLOWED_SLICE_MIN_BYTES: usize = 1 << 10;
 
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
@@ -558,20 +565,27 @@ const FOLLOWED_SLICE_MIN_BYTES: usize = 1 << 10;
 const PREFETCH_TUPLES: usize = 64;
 
 /// Bytes of slices prefetched ahead when slices are large (a few memory latencies' worth of
-/// copying): this sets the distance for slices longer than `PREFETCH_BYTES / PREFETCH_TUPLES`
-/// (256 bytes); shorter ones are capped at [`PREFETCH_TUPLES`].
-///
-/// 8 KiB (tried on W6 and W8) left slices of 3-10 lines waiting on memory on an
-/// Intel Xeon (family 6 model 167, 2 MiB of L2 per core): a slice ahead was asked for too
-/// late to arrive before its copy. Measured there (one build, the distance toggled between
+/// copying; tried on W6 and W8): this sets the distance for slices longer than `PREFETCH_BYTES /
+/// PREFETCH_TUPLES` (128 bytes); shorter ones are capped at [`PREFETCH_TUPLES`]. On Intel's
+/// cores, [`INTEL_PREFETCH_BYTES`].
+const PREFETCH_BYTES: usize = 8 << 10;
+
+/// [`PREFETCH_BYTES`] on Intel's cores ([`SliceHintCores::Intel`]), whose slices of 3-10 lines
+/// from memory were asked for too late at 8 KiB to arrive before their copy. Measured on an Intel
+/// Xeon (family 6 model 167, 2 MiB of L2 per core; one build, the distance toggled between
 /// alternating calls, new index values each call unless said), time at 16 KiB against 8, 1 / 2
-/// threads: Gathers of random rows from 1 GB, 384 bytes 0.75-0.93x / 0.78-0.90x, 512 bytes
-/// 0.90x / 0.86x, 648 bytes 0.78x / 0.74-0.88x, 1 KiB 0.99x / 0.91x (ONNX Runtime's plain
-/// copy loop had been faster on 384 and 512 bytes at 2 threads); G2 (256-byte slices, 64 MiB)
-/// 0.82x / 0.77-0.79x, with the same indices each call as well; G1, G4, W6, W8, and 2008- and
-/// 4448-byte slices from 29-36 MB 0.94-1.02x; slices of 128 bytes or less do not change. 32
-/// KiB gained more on 384-648-byte rows but took 1.03-1.08x on the 2-4 KiB slices at 1 thread.
-const PREFETCH_BYTES: usize = 16 << 10;
+/// threads: random rows from 1 GB, 384 bytes 0.75-0.93x / 0.78-0.90x, 512 bytes 0.90x / 0.86x,
+/// 648 bytes 0.78x / 0.74-0.88x, 1 KiB 0.99x / 0.91x (ONNX Runtime's plain copy loop had been
+/// faster on 384 and 512 bytes at 2 threads); G2 (256-byte slices from 64 MiB) 0.82x /
+/// 0.77-0.79x, with the same indices each call as well; G1, G4, W6, W8, and 2008- and 4448-byte
+/// slices from 29-36 MB 0.94-1.02x; slices of 128 bytes or less do not change. 32 KiB gained
+/// more on 384-648-byte rows but took 1.03-1.08x on 2-4 KiB slices at 1 thread. An earlier
+/// session on that machine kind had found 16 and 32 KiB at 0.98-1.11x on seven memory-bound
+/// configurations (not recorded which); the rows of 3-10 lines that gain here were not among
+/// the measured then. Not on AMD's cores: there Gather's streamed walk, which asks for whole
+/// outer positions this far ahead, took 1.19x as long with 16 positions ahead where the
+/// prefetchers already followed it (a Zen 4).
+const INTEL_PREFETCH_BYTES: usize = 16 << 10;
 
 #[cfg(test)]
 mod tests {
@@ -640,49 +654,69 @@ mod tests {
 
     #[test]
     fn slices_ahead_are_asked_for_only_from_data_larger_than_a_cores_l2() {
+        use SliceHintCores::{Intel, Other};
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             // A million tuples beside 64 MiB of index values (so the call does not stay in the
             // L3): the data's size decides.
-            let ahead = |data_bytes, slice_bytes| {
+            let ahead = |data_bytes, slice_bytes, cores| {
                 let call = Footprint::of_call(data_bytes, 64 << 20, 0, true);
-                prefetch_ahead_tuples(call, slice_bytes, 1 << 20)
+                prefetch_ahead_tuples(call, slice_bytes, 1 << 20, cores)
             };
-            assert_eq!(ahead(1 << 20, 4), 0);
-            assert_eq!(ahead(1 << 20, 4096), 0);
-            assert_eq!(ahead((1 << 20) + 1, 4), PREFETCH_TUPLES);
-            assert_eq!(ahead((1 << 20) + 1, 256), PREFETCH_TUPLES);
-            // 16 KiB of slices of 3-10 lines ahead (8 KiB was too late on a Xeon).
-            assert_eq!(ahead(1 << 30, 512), 32);
-            assert_eq!(ahead(1 << 30, 648), 25);
-            assert_eq!(ahead(64 << 20, 65536), 1);
+            for cores in [Intel, Other] {
+                assert_eq!(ahead(1 << 20, 4, cores), 0);
+                assert_eq!(ahead(1 << 20, 4096, cores), 0);
+                assert_eq!(ahead((1 << 20) + 1, 4, cores), PREFETCH_TUPLES);
+                assert_eq!(ahead(64 << 20, 65536, cores), 1);
+            }
+            // 8 KiB of slices ahead, 16 KiB on Intel's cores (8 was too late on a Xeon).
+            assert_eq!(ahead((1 << 20) + 1, 256, Other), 32);
+            assert_eq!(ahead((1 << 20) + 1, 256, Intel), PREFETCH_TUPLES);
+            assert_eq!(ahead(1 << 30, 512, Other), 16);
+            assert_eq!(ahead(1 << 30, 512, Intel), 32);
+            assert_eq!(ahead(1 << 30, 648, Other), 12);
+            assert_eq!(ahead(1 << 30, 648, Intel), 25);
             // However few slices the call reads: 6790 of 24 bytes from 52 MiB touch at most
             // 869120 bytes of lines, which stay cached only for a next call with the same
             // indices (see `Footprint::data`).
             let few = Footprint::of_call(52 << 20, 6790 * 16, 6790 * 24, false);
-            assert_eq!(prefetch_ahead_tuples(few, 24, 194), PREFETCH_TUPLES);
             let rows = Footprint::of_call(153 << 20, 800, 100 * 3072, false);
-            assert_eq!(prefetch_ahead_tuples(rows, 3072, 100), 5);
+            for cores in [Intel, Other] {
+                assert_eq!(prefetch_ahead_tuples(few, 24, 194, cores), PREFETCH_TUPLES);
+            }
+            assert_eq!(prefetch_ahead_tuples(rows, 3072, 100, Other), 2);
+            assert_eq!(prefetch_ahead_tuples(rows, 3072, 100, Intel), 5);
         });
     }
 
     #[test]
     fn small_slices_from_a_call_that_stays_in_the_l3_are_not_asked_for_ahead() {
+        use SliceHintCores::{Intel, Other};
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             let mib = 1 << 20;
             // 20000 rows of 8 bytes from 2 MiB, one run: none. Two tuples per run (a Gather
             // along a middle axis with two indices) hint into the runs after theirs: kept.
             let call = Footprint::of_call(2 * mib, 160_000, 160_000, false);
             assert!(call.stays_in_l3());
-            assert_eq!(prefetch_ahead_tuples(call, 8, 20000), 0);
-            assert_eq!(prefetch_ahead_tuples(call, 8, 2), PREFETCH_TUPLES);
-            // Up to four lines, where a run holds the distance (64 tuples of 256 bytes).
-            assert_eq!(prefetch_ahead_tuples(call, 256, 64), 0);
-            assert_eq!(prefetch_ahead_tuples(call, 256, 63), 64);
-            assert_eq!(prefetch_ahead_tuples(call, 257, 20000), 63);
-            // W9: 16 MiB of data beside 16 MiB of index values, its output streamed: from memory.
             let w9 = Footprint::of_call(16 * mib, 16 * mib, 32 * mib, true);
-            assert!(!w9.stays_in_l3());
-            assert_eq!(prefetch_ahead_tuples(w9, 16, 2 << 20), PREFETCH_TUPLES);
+            for cores in [Intel, Other] {
+                assert_eq!(prefetch_ahead_tuples(call, 8, 20000, cores), 0);
+                assert_eq!(prefetch_ahead_tuples(call, 8, 2, cores), PREFETCH_TUPLES);
+                // W9: 16 MiB of data beside 16 MiB of index values, its output streamed: from
+                // memory.
+                assert!(!w9.stays_in_l3());
+                assert_eq!(
+                    prefetch_ahead_tuples(w9, 16, 2 << 20, cores),
+                    PREFETCH_TUPLES
+                );
+            }
+            // Up to four lines, where a run holds the distance (32 tuples of 256 bytes; 64 on
+            // Intel's cores).
+            assert_eq!(prefetch_ahead_tuples(call, 256, 32, Other), 0);
+            assert_eq!(prefetch_ahead_tuples(call, 256, 31, Other), 32);
+            assert_eq!(prefetch_ahead_tuples(call, 257, 20000, Other), 31);
+            assert_eq!(prefetch_ahead_tuples(call, 256, 64, Intel), 0);
+            assert_eq!(prefetch_ahead_tuples(call, 256, 63, Intel), 64);
+            assert_eq!(prefetch_ahead_tuples(call, 257, 20000, Intel), 63);
             // At most the L3's share stays; an output written through the cache counts, a
             // streamed one does not.
             assert!(Footprint::of_call(8 * mib, 0, 8 * mib, false).stays_in_l3());
@@ -694,20 +728,21 @@ mod tests {
     #[test]
     fn whole_slices_are_prefetched_only_where_the_caches_do_not_keep_up() {
         let l2 = crate::kernels::cache::l2_bytes();
-        for from_memory in [false, true] {
+        for cores in [SliceHintCores::Intel, SliceHintCores::Other] {
+            let intel = cores == SliceHintCores::Intel;
             let len = |data_bytes, len, element_size| {
-                slice_prefetch_len(data_bytes, len, element_size, from_memory)
+                slice_prefetch_len(data_bytes, len, element_size, cores)
             };
             // 3236 i16 (6472 bytes): the first line's 32 from data in the L2 or the L3; from
-            // data in memory, all where the prefetchers do not follow it there.
+            // data in memory, all but on Intel's cores.
             assert_eq!(len(l2 / 2, 3236, 2), 32);
             assert_eq!(len(l2 + 1, 3236, 2), 32);
             assert_eq!(len(16 << 20, 3236, 2), 32);
-            let beyond_l3 = if from_memory { 32 } else { 3236 };
+            let beyond_l3 = if intel { 32 } else { 3236 };
             assert_eq!(len((16 << 20) + 1, 3236, 2), beyond_l3);
             // Slices shorter than 2 KiB whole from beyond the L2 (1144 bytes, 1023 f16), but
-            // from 1 KiB on where the prefetchers follow slices from memory, the L3 included.
-            let followed = |line, whole| if from_memory { line } else { whole };
+            // from 1 KiB on on Intel's cores, from the L3 and from memory.
+            let followed = |line, whole| if intel { line } else { whole };
             assert_eq!(len(l2 + 1, 143, 8), followed(8, 143));
             assert_eq!(len(8 << 20, 1023, 2), followed(32, 1023));
             assert_eq!(len(1 << 30, 1024, 1), followed(64, 1024));

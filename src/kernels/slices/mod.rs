@@ -553,11 +553,11 @@ const LONG_SLICE_BYTES: usize = 2 << 10;
 /// line costs an instruction and, there, an L1 fill buffer. Measured on an Intel Xeon (family 6
 /// model 167; one build, the rule toggled between alternating calls), time by the first line
 /// against whole, 1 / 2 threads, new index values each call: random rows from 1 GB, 4 KiB 0.74x
-/// / 0.84x, 3 KiB 0.81x / 0.93x, 1536 bytes 0.89x / 0.83-0.89x, 1280 bytes 0.88x / 0.99x, 1024
-/// bytes 0.90-0.92x / 0.91-0.96x; from the L3, 1144-byte rows from 4-16 MB 0.93-0.97x, 1536-byte
-/// rows from 7.7 MB 0.98x; G1 0.99x / 0.88-0.92x, W6 0.96x / 0.92x, G4 0.94-0.96x / 0.92-1.05x;
-/// with the same indices each call, 195-534 slices of 1.3-4.2 KB from 32-61 MB 0.74-0.90x.
-/// Shorter rows did not follow: 648 bytes 1.16x / 1.21x, 512 bytes 0.94x / 1.08x.
+/// / 0.85x, 3 KiB 0.78x / 0.91x, 1536 bytes 0.89x / 0.89x, 1280 bytes 0.91x / 1.00x, 1024 bytes
+/// 0.87-0.92x / 0.96-1.00x; from the L3, 1144-byte rows from 4-16 MB 0.93-0.98x, 1536-byte rows
+/// from 7.7 MB 0.98x / 0.99x; G1 0.99x / 0.92x, W6 0.93x / 0.98x, G4 0.94-0.96x / 0.92-1.05x;
+/// with the same indices each call, 195-534 slices of 1.3-4.2 KB from 32-61 MB 0.76-0.98x.
+/// Shorter rows did not follow: 648 bytes 1.16x / 1.22x, 512 bytes 0.83-1.04x / 0.93-1.28x.
 const FOLLOWED_SLICE_MIN_BYTES: usize = 1 << 10;
 
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory
@@ -574,17 +574,17 @@ const PREFETCH_BYTES: usize = 8 << 10;
 /// from memory were asked for too late at 8 KiB to arrive before their copy. Measured on an Intel
 /// Xeon (family 6 model 167, 2 MiB of L2 per core; one build, the distance toggled between
 /// alternating calls, new index values each call unless said), time at 16 KiB against 8, 1 / 2
-/// threads: random rows from 1 GB, 384 bytes 0.75-0.93x / 0.78-0.90x, 512 bytes 0.90x / 0.86x,
-/// 648 bytes 0.78x / 0.74-0.88x, 1 KiB 0.99x / 0.91x (ONNX Runtime's plain copy loop had been
-/// faster on 384 and 512 bytes at 2 threads); G2 (256-byte slices from 64 MiB) 0.82x /
-/// 0.77-0.79x, with the same indices each call as well; G1, G4, W6, W8, and 2008- and 4448-byte
-/// slices from 29-36 MB 0.94-1.02x; slices of 128 bytes or less do not change. 32 KiB gained
-/// more on 384-648-byte rows but took 1.03-1.08x on 2-4 KiB slices at 1 thread. An earlier
-/// session on that machine kind had found 16 and 32 KiB at 0.98-1.11x on seven memory-bound
-/// configurations (not recorded which); the rows of 3-10 lines that gain here were not among
-/// the measured then. Not on AMD's cores: there Gather's streamed walk, which asks for whole
-/// outer positions this far ahead, took 1.19x as long with 16 positions ahead where the
-/// prefetchers already followed it (a Zen 4).
+/// threads: random rows from 1 GB, 384 bytes 0.75-0.98x / 0.78-0.94x, 512 bytes 0.90-0.91x /
+/// 0.86-0.91x, 648 bytes 0.78-0.79x / 0.74-0.88x, 1 KiB 0.99x / 0.91x (ONNX Runtime's plain copy
+/// loop had been faster on 384 and 512 bytes at 2 threads); G2 (256-byte slices from 64 MiB)
+/// 0.82-0.84x / 0.77-0.79x, with the same indices each call as well; G1, G4, W6, W8, and 2008-
+/// and 4448-byte slices from 29-36 MB 0.94-1.02x; slices of 128 bytes or less do not change. 32
+/// KiB gained more on 384-648-byte rows but took 1.01-1.09x on 2-4 KiB slices at 1 thread. An
+/// earlier session on that machine kind had found 16 and 32 KiB at 0.98-1.11x on seven
+/// memory-bound configurations (which ones is not recorded, nor whether rows of 3-10 lines were
+/// among them). Not on AMD's cores: there Gather's streamed walk, which asks for whole outer
+/// positions this far ahead, took 1.19x as long with 16 positions ahead where the prefetchers
+/// already followed it (a Zen 4).
 const INTEL_PREFETCH_BYTES: usize = 16 << 10;
 
 #[cfg(test)]

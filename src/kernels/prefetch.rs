@@ -132,9 +132,10 @@ fn index_hints_pay() -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SliceHintCores {
     /// Intel's: their L2 prefetchers follow a slice of 1 KiB or more from its first line
-    /// wherever its lines come from, memory included; a software prefetch, into L2 too, holds
-    /// one of the L1's fill buffers until its line arrives, which the copies' own loads need;
-    /// and slices from memory are asked for from further ahead.
+    /// wherever its lines come from, memory included, so the hints at its further lines only
+    /// cost (each, an instruction and a miss in flight beside the copies' own loads: the
+    /// measurements' likely reason, not one read from Intel's manuals); and slices from memory
+    /// are asked for from further ahead.
     Intel,
     /// Every other core: long slices are followed from the L3 only, and slices from memory are
     /// asked for whole.

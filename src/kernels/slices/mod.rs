@@ -550,7 +550,7 @@ const LONG_SLICE_BYTES: usize = 2 << 10;
 
 /// A slice this long (16 lines) is followed from its first line by the prefetchers of Intel's
 /// cores, wherever its lines come from ([`SliceHintCores::Intel`]). The hint at each further
-/// line costs an instruction and, there, an L1 fill buffer. Measured on an Intel Xeon (family 6
+/// line costs an instruction and a miss in flight beside the copies' loads. Measured on an Intel Xeon (family 6
 /// model 167; one build, the rule toggled between alternating calls), time by the first line
 /// against whole, 1 / 2 threads, new index values each call: random rows from 1 GB, 4 KiB 0.74x
 /// / 0.85x, 3 KiB 0.78x / 0.91x, 1536 bytes 0.89x / 0.89x, 1280 bytes 0.91x / 1.00x, 1024 bytes

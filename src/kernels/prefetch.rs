@@ -146,7 +146,12 @@ impl SliceHintCores {
     /// This CPU's kind (one CPUID instruction on the first call, a load after).
     #[inline]
     pub(crate) fn of_this_cpu() -> SliceHintCores {
-        if intel_core() {
+        SliceHintCores::of(intel_core())
+    }
+
+    /// The kind of an Intel core (`intel`) or of any other.
+    fn of(intel: bool) -> SliceHintCores {
+        if intel {
             SliceHintCores::Intel
         } else {
             SliceHintCores::Other
@@ -291,12 +296,9 @@ mod tests {
         assert!(!is_intel_vendor(&[0; 12]));
         let intel = is_intel_vendor(&cpu_vendor());
         assert_eq!(index_hints_pay(), intel);
-        let cores = if intel {
-            SliceHintCores::Intel
-        } else {
-            SliceHintCores::Other
-        };
-        assert_eq!(SliceHintCores::of_this_cpu(), cores);
+        assert_eq!(SliceHintCores::of(true), SliceHintCores::Intel);
+        assert_eq!(SliceHintCores::of(false), SliceHintCores::Other);
+        assert_eq!(SliceHintCores::of_this_cpu(), SliceHintCores::of(intel));
     }
 
     /// The vendor string as CPUID gives it is the one Linux reports (`vendor_id` in

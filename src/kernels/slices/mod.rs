@@ -697,13 +697,12 @@ mod tests {
             // along a middle axis with two indices) hint into the runs after theirs: kept.
             let call = Footprint::of_call(2 * mib, 160_000, 160_000, false);
             assert!(call.stays_in_l3());
+            // W9: 16 MiB of data beside 16 MiB of index values, its output streamed: from memory.
             let w9 = Footprint::of_call(16 * mib, 16 * mib, 32 * mib, true);
+            assert!(!w9.stays_in_l3());
             for cores in [Intel, Other] {
                 assert_eq!(prefetch_ahead_tuples(call, 8, 20000, cores), 0);
                 assert_eq!(prefetch_ahead_tuples(call, 8, 2, cores), PREFETCH_TUPLES);
-                // W9: 16 MiB of data beside 16 MiB of index values, its output streamed: from
-                // memory.
-                assert!(!w9.stays_in_l3());
                 assert_eq!(
                     prefetch_ahead_tuples(w9, 16, 2 << 20, cores),
                     PREFETCH_TUPLES
@@ -738,11 +737,10 @@ mod tests {
             assert_eq!(len(l2 / 2, 3236, 2), 32);
             assert_eq!(len(l2 + 1, 3236, 2), 32);
             assert_eq!(len(16 << 20, 3236, 2), 32);
-            let beyond_l3 = if intel { 32 } else { 3236 };
-            assert_eq!(len((16 << 20) + 1, 3236, 2), beyond_l3);
+            let followed = |line, whole| if intel { line } else { whole };
+            assert_eq!(len((16 << 20) + 1, 3236, 2), followed(32, 3236));
             // Slices shorter than 2 KiB whole from beyond the L2 (1144 bytes, 1023 f16), but
             // from 1 KiB on on Intel's cores, from the L3 and from memory.
-            let followed = |line, whole| if intel { line } else { whole };
             assert_eq!(len(l2 + 1, 143, 8), followed(8, 143));
             assert_eq!(len(8 << 20, 1023, 2), followed(32, 1023));
             assert_eq!(len(1 << 30, 1024, 1), followed(64, 1024));

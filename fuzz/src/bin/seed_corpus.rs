@@ -11,7 +11,8 @@
 //! that has its reduction; then checks that the decoder and its mirror agree
 //! (`decode(encode(call)) == call`) on every seed and on decoded pseudo-random inputs.
 //!
-//! Usage: `cargo run --release --bin seed_corpus [DIR]` (DIR defaults to `corpus/c_abi`).
+//! Usage: `cargo run --release --no-default-features --bin seed_corpus [DIR]` (DIR defaults to
+//! `corpus/c_abi`; the library itself is not needed, see Cargo.toml).
 
 use gatherkit_fuzz::{
     data_words_len, expected_updates_shape, Call, Op, DTYPE_INT32, DTYPE_INT64, FLAVOR_ONNX,

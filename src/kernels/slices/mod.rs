@@ -550,14 +550,15 @@ const LONG_SLICE_BYTES: usize = 2 << 10;
 
 /// A slice this long (16 lines) is followed from its first line by the prefetchers of Intel's
 /// cores, wherever its lines come from ([`SliceHintCores::Intel`]). The hint at each further
-/// line costs an instruction and a miss in flight beside the copies' loads. Measured on an Intel Xeon (family 6
-/// model 167; one build, the rule toggled between alternating calls), time by the first line
-/// against whole, 1 / 2 threads, new index values each call: random rows from 1 GB, 4 KiB 0.74x
-/// / 0.85x, 3 KiB 0.78x / 0.91x, 1536 bytes 0.89x / 0.89x, 1280 bytes 0.91x / 1.00x, 1024 bytes
-/// 0.87-0.92x / 0.96-1.00x; from the L3, 1144-byte rows from 4-16 MB 0.93-0.98x, 1536-byte rows
-/// from 7.7 MB 0.98x / 0.99x; G1 0.99x / 0.92x, W6 0.93x / 0.98x, G4 0.94-0.96x / 0.92-1.05x;
-/// with the same indices each call, 195-534 slices of 1.3-4.2 KB from 32-61 MB 0.76-0.98x.
-/// Shorter rows did not follow: 648 bytes 1.16x / 1.22x, 512 bytes 0.83-1.04x / 0.93-1.28x.
+/// line costs an instruction and a miss in flight beside the copies' loads. Measured on an Intel
+/// Xeon (family 6 model 167; one build, the rule toggled between alternating calls), time by the
+/// first line against whole, 1 / 2 threads, new index values each call: random rows from 1 GB,
+/// 4 KiB 0.74x / 0.85x, 3 KiB 0.78x / 0.91x, 1536 bytes 0.89x / 0.89x, 1280 bytes 0.91x /
+/// 1.00x, 1024 bytes 0.87-0.92x / 0.96-1.00x; from the L3, 1144-byte rows from 4-16 MB
+/// 0.93-0.98x, 1536-byte rows from 7.7 MB 0.98x / 0.99x; G1 0.99x / 0.92x, W6 0.93x / 0.98x,
+/// G4 0.94-0.96x / 0.92-1.05x; with the same indices each call, 195-534 slices of 1.3-4.2 KB
+/// from 32-61 MB 0.76-0.98x. Shorter rows did not follow: 648 bytes 1.16x / 1.22x, 512 bytes
+/// 0.83-1.04x / 0.93-1.28x.
 const FOLLOWED_SLICE_MIN_BYTES: usize = 1 << 10;
 
 /// At most this many tuples ahead is the slice to come prefetched: enough to cover a memory

@@ -95,7 +95,7 @@ unsafe fn race() -> (Duration, Duration) {
     let row = race_row();
     debug_assert!(gathers_take::<u32, i32>(&row));
     debug_assert!(row.takes_lanes::<u32, i32>());
-    let lookahead = values_ahead_of_reads::<u32>(&row);
+    let lookahead = values_ahead_of_reads::<u32>(&row, false);
     let mut run = |gathers: bool| {
         let start = Instant::now();
         // SAFETY: the CPU has AVX-512F and AVX-512VL (this function's contract) and AVX2

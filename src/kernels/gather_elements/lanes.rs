@@ -22,7 +22,7 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
-use crate::kernels::cache::{l2_bytes, L3_RESIDENT_BYTES};
+use crate::kernels::cache::{l2_bytes, stays_in_l3, L3_RESIDENT_BYTES, LINE};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::prefetch::{prefetch_lines, prefetch_range_in_to, HintLevel};
 use crate::repr::IndexElement;
@@ -279,13 +279,56 @@ const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
 /// one build and the rule toggled between alternating calls, 1.75x as long for 26068 f32 values
 /// from 16 MiB and 2.02-2.03x for 65536 from 16-64 MiB with new indices each call, as a model's
 /// lookups into a table have.
+///
+/// Rows across the axis also ask from spans of half an L2 on ([`COLD_SPAN_L2_SHARE`]) when the
+/// call's first reads of lines dominate ([`first_reads_dominate`]): each line of such a span
+/// first comes from memory, in the random order of the values, and the index and output streams
+/// passing through the L2 evict the span's lines between their few reads.
 #[cfg(target_arch = "x86_64")]
-pub(super) fn values_ahead_of_reads<E>(g: &StridedRows) -> usize {
-    reads_ahead_for(
-        g.read_span().saturating_mul(std::mem::size_of::<E>()),
-        g.row_len,
-    )
+pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, first_reads_dominate: bool) -> usize {
+    let span_bytes = g.read_span().saturating_mul(std::mem::size_of::<E>());
+    match reads_ahead_for(span_bytes, g.row_len) {
+        0 if first_reads_dominate
+            && g.inner_stride != 0
+            && span_bytes >= l2_bytes() / COLD_SPAN_L2_SHARE
+            && g.row_len > POSITIONS_AHEAD =>
+        {
+            POSITIONS_AHEAD
+        }
+        ahead => ahead,
+    }
 }
+
+/// Whether a call that reads `reads` elements of `data_bytes` of data reads a line of it mostly
+/// for the first time, from memory: the data does not stay in the L3 from call to call
+/// ([`stays_in_l3`]) and each of its lines is read at most [`FEW_READS_PER_LINE`] times on
+/// average.
+pub(super) fn first_reads_dominate(data_bytes: usize, reads: usize) -> bool {
+    !stays_in_l3(data_bytes) && reads.saturating_mul(LINE / FEW_READS_PER_LINE) <= data_bytes
+}
+
+/// Reads per line of data up to which a call's first reads of lines dominate its time: a line of
+/// f32 read once per element (W2), or of f64 twice. Measured on the Intel Xeon (2 MiB L2 per core;
+/// one build, the rule toggled between alternating calls, time with the hints against without, 1
+/// / 2 threads), f32 across axis 1 with int64 values unless named: W2 ([64, 512, 512], spans of 1
+/// MiB) 0.88-0.91x / 0.88-0.94x, [64, 1024, 256] 0.93x / 0.93x, with int32 values 0.96-0.99x /
+/// 0.96-0.98x, half the positions of W2 (8 reads a line) 0.87x / 0.81-0.83x, [16, 2048, 512]
+/// with int32 values (4 MiB spans) 0.92-0.94x / 0.91-0.95x, [16, 1024, 1024] 0.95-0.99x /
+/// 0.99-1.01x, [32, 1024, 512] 0.96-1.02x / 0.98-1.00x, f64 [32, 512, 512] 0.96-1.00x /
+/// 0.97-1.04x, f16 [64, 512, 1024] with half its positions and int32 values 0.91-0.96x /
+/// 1.02-1.04x, [24, 512, 512] (24 MiB) 0.90-0.92x / 1.05-1.07x. With more reads a line, the
+/// hints cost: uint8 [64, 1024, 1024] with int32 values (64 reads a line) 0.90-0.91x without them,
+/// 1.02-1.04x at 2 threads. Along the axis they did not pay (the branching loop or the lanes
+/// without hints kept time): f32 rows of 256 Ki values 0.96-1.04x, of 1 Mi with int32 values
+/// 0.91-1.07x. Data the L3 keeps gained nothing: [16, 512, 512] took 1.14-1.19x the time with
+/// the hints.
+const FEW_READS_PER_LINE: usize = 16;
+
+/// The share of an L2 from which rows across the axis whose call's first reads dominate ask for
+/// reads ahead ([`values_ahead_of_reads`]): from half (W2's 1 MiB spans on a 2 MiB L2); f32 spans
+/// of a quarter ([128, 256, 512] on the Xeon) took 0.98-1.01x the time with the hints.
+#[cfg(target_arch = "x86_64")]
+const COLD_SPAN_L2_SHARE: usize = 2;
 
 /// See [`reads_ahead_for`]: a multiple of every lane count (4 and 8), two to four dozen random
 /// reads in flight at the loop's pace.
@@ -441,23 +484,81 @@ mod tests {
         // With a 2 MiB L2, spans past 8 MiB. 4096 positions of 1024 f32 columns (16 MiB): the
         // span, not the 16 KiB axis of positions times the element, decides.
         crate::kernels::cache::with_l2_bytes(2 << 20, || {
-            assert_eq!(values_ahead_of_reads::<f32>(&across(4096)), POSITIONS_AHEAD);
-            assert_eq!(values_ahead_of_reads::<f32>(&across(2048)), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(4096), false),
+                POSITIONS_AHEAD
+            );
+            assert_eq!(values_ahead_of_reads::<f32>(&across(2048), false), 0);
             // Along the axis, the axis.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20)),
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20), false),
                 POSITIONS_AHEAD
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20)),
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20), false),
                 0
             );
         });
         // With a 1 MiB L2, past 4 MiB: 1536 positions (6 MiB) ask, 1024 (4 MiB) do not.
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            assert_eq!(values_ahead_of_reads::<f32>(&across(1536)), POSITIONS_AHEAD);
-            assert_eq!(values_ahead_of_reads::<f32>(&across(1024)), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(1536), false),
+                POSITIONS_AHEAD
+            );
+            assert_eq!(values_ahead_of_reads::<f32>(&across(1024), false), 0);
         });
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_across_the_axis_of_cold_data_ask_for_reads_ahead_from_half_an_l2() {
+        use super::super::strided_rows::tests::rows_along;
+        let across = |positions: usize, row_len: usize| StridedRows {
+            inner_stride: 1,
+            axis_stride: row_len,
+            axis_size: positions,
+            row_stride: 0,
+            ..rows_along(8, row_len, positions)
+        };
+        crate::kernels::cache::with_l2_bytes(2 << 20, || {
+            // W2's slabs: 512 positions of 512 f32 columns, 1 MiB.
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(512, 512), true),
+                POSITIONS_AHEAD
+            );
+            // Data the L3 keeps, or lines read many times: the span alone decides (8 MiB).
+            assert_eq!(values_ahead_of_reads::<f32>(&across(512, 512), false), 0);
+            // A span just short of half the L2.
+            assert_eq!(values_ahead_of_reads::<f32>(&across(511, 512), true), 0);
+            // Rows too short for any value to have one that far on.
+            assert_eq!(values_ahead_of_reads::<f32>(&across(8192, 64), true), 0);
+            // Along the axis, the span alone decides.
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20), true),
+                0
+            );
+        });
+        // The share follows the L2: 512 KiB of it asks from 256 KiB.
+        crate::kernels::cache::with_l2_bytes(512 << 10, || {
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(128, 512), true),
+                POSITIONS_AHEAD
+            );
+            assert_eq!(values_ahead_of_reads::<f32>(&across(127, 512), true), 0);
+        });
+    }
+
+    #[test]
+    fn first_reads_dominate_calls_on_data_past_the_l3_that_read_a_line_a_few_times() {
+        let l3 = crate::kernels::cache::L3_RESIDENT_BYTES;
+        // W2: 16 Mi f32 reads of 64 MiB, 16 a line.
+        assert!(first_reads_dominate(64 << 20, 16 << 20));
+        assert!(!first_reads_dominate(64 << 20, (16 << 20) + 1));
+        // uint8 [64, 1024, 1024] with an index of its shape: 64 reads a line.
+        assert!(!first_reads_dominate(64 << 20, 64 << 20));
+        // The same reads per line from data the L3 keeps between calls.
+        assert!(!first_reads_dominate(l3, l3 / 4));
+        assert!(first_reads_dominate(l3 + 4, l3 / 4 + 1));
     }
 
     #[test]
@@ -473,17 +574,20 @@ mod tests {
             // Seed 193's configuration 82: 26068 values from 16 MB, whose lines stay cached
             // only for a next call with the same indices.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&one_d(26_068)),
+                values_ahead_of_reads::<f32>(&one_d(26_068), false),
                 POSITIONS_AHEAD
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&one_d(65_536)),
+                values_ahead_of_reads::<f32>(&one_d(65_536), false),
                 POSITIONS_AHEAD
             );
             // Rows of at most the distance's values get none; a span the L2s hold neither.
-            assert_eq!(values_ahead_of_reads::<f32>(&one_d(POSITIONS_AHEAD)), 0);
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(1, 1 << 20, 1 << 20)),
+                values_ahead_of_reads::<f32>(&one_d(POSITIONS_AHEAD), false),
+                0
+            );
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&rows_along(1, 1 << 20, 1 << 20), false),
                 0
             );
         });

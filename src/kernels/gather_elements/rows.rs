@@ -1,6 +1,7 @@
 //! The in-order traversal: rows split among tasks (inside rows when they are few), consecutive
 //! rows gathered as strided runs.
 
+use super::lanes::first_reads_dominate;
 use super::short_runs::{gather_cursor_rows, RowShape};
 use super::strided_rows::{gather_strided_rows, StridedRows};
 use super::ElementsKernel;
@@ -238,7 +239,8 @@ fn gather_at<E: RawElement, I: IndexElement>(
     // Cannot panic: the rows' values follow `first` in indices (which holds every row's), as
     // many as `out` has elements.
     let idx = &indices[first..first + out.len()];
-    gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(), idx, out, copy).map_err(|j| {
+    let cold = first_reads_dominate(std::mem::size_of_val(data), indices.len());
+    gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(cold), idx, out, copy).map_err(|j| {
         BadIndex {
             position: first + j,
             value: idx[j].to_i64(),

@@ -178,14 +178,19 @@ impl StridedRows {
     /// `I`: the gather instructions where they take the rows and pay on this core, else, where
     /// the lanes take them and the CPU has AVX2, the branching loop for the rows along the axis
     /// it takes ([`branching::branching_takes`], no reads asked for ahead) and the lanes loop for
-    /// the others, else the block loop.
+    /// the others, else the block loop. `first_reads_dominate` is
+    /// [`lanes::first_reads_dominate`] of the call (whether the lanes ask for reads ahead over
+    /// shorter spans, [`lanes::values_ahead_of_reads`]).
     #[cfg_attr(
         not(target_arch = "x86_64"),
         allow(clippy::extra_unused_type_parameters)
     )]
-    pub(super) fn chosen<E: RawElement, I: IndexElement>(self) -> ChosenRows {
+    pub(super) fn chosen<E: RawElement, I: IndexElement>(
+        self,
+        first_reads_dominate: bool,
+    ) -> ChosenRows {
         #[cfg(target_arch = "x86_64")]
-        let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self);
+        let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self, first_reads_dominate);
         #[cfg(target_arch = "x86_64")]
         let gather_loop = if gathers::gathers_take::<E, I>(&self) && gather_speed::gathers_pay() {
             RowsLoop::Gathers
@@ -203,7 +208,7 @@ impl StridedRows {
             RowsLoop::Blocks
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let gather_loop = RowsLoop::Blocks;
+        let (gather_loop, _) = (RowsLoop::Blocks, first_reads_dominate);
         let element_size = std::mem::size_of::<E>();
         let (lookahead, lines_per_piece) = match gather_loop {
             #[cfg(target_arch = "x86_64")]
@@ -730,7 +735,7 @@ pub(super) mod tests {
             axis_size: positions,
             call_rows: 8,
         };
-        let rows = geometry.chosen::<u32, i64>();
+        let rows = geometry.chosen::<u32, i64>(false);
         // On x86-64 with AVX2 a vector loop (the lanes, or the gathers where they pay) takes them.
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::isa::avx2() {
@@ -771,7 +776,7 @@ pub(super) mod tests {
         let mut out = vec![MaybeUninit::new(0u32); 50_000];
         let _ = gather_strided_rows(
             &data,
-            &g.chosen::<u32, i64>(),
+            &g.chosen::<u32, i64>(false),
             &idx,
             &mut out,
             &mut IndexCopy::new(),
@@ -793,32 +798,38 @@ pub(super) mod tests {
                 row_stride: 0,
                 ..rows_along(1, 1 << 24, 1 << 24)
             };
-            assert_eq!(near.chosen::<u32, i64>().gather_loop, RowsLoop::Branching);
+            assert_eq!(
+                near.chosen::<u32, i64>(false).gather_loop,
+                RowsLoop::Branching
+            );
             // int32 values, or data an L1 holds (16 KiB): the lanes.
-            assert_eq!(near.chosen::<u16, i32>().gather_loop, RowsLoop::Lanes);
+            assert_eq!(near.chosen::<u16, i32>(false).gather_loop, RowsLoop::Lanes);
             let in_l1 = StridedRows {
                 row_stride: 0,
                 ..rows_along(1, 50_000, 4096)
             };
-            assert_eq!(in_l1.chosen::<u32, i64>().gather_loop, RowsLoop::Lanes);
+            assert_eq!(in_l1.chosen::<u32, i64>(false).gather_loop, RowsLoop::Lanes);
             let past_l1 = StridedRows {
                 row_stride: 0,
                 ..rows_along(1, 50_000, 16_384)
             };
             assert_eq!(
-                past_l1.chosen::<u32, i64>().gather_loop,
+                past_l1.chosen::<u32, i64>(false).gather_loop,
                 RowsLoop::Branching
             );
-            assert_eq!(far.chosen::<u32, i64>().gather_loop, RowsLoop::Lanes);
+            assert_eq!(far.chosen::<u32, i64>(false).gather_loop, RowsLoop::Lanes);
             // Rows across the axis keep the lanes.
             let across = row_across(64, 512, 64);
-            assert_eq!(across.chosen::<u32, i64>().gather_loop, RowsLoop::Lanes);
+            assert_eq!(
+                across.chosen::<u32, i64>(false).gather_loop,
+                RowsLoop::Lanes
+            );
         }
         // Whatever the loop, the 1-D gather reads what it should and stops at a bad value.
         let data: Vec<u32> = (0..50_311).collect();
         let idx: Vec<i64> = (0..50_000).map(|j| (j * 7919) % 100_622 - 50_311).collect();
         let mut out = vec![MaybeUninit::new(0u32); 50_000];
-        let rows = near.chosen::<u32, i64>();
+        let rows = near.chosen::<u32, i64>(false);
         let mut copy = IndexCopy::new();
         gather_strided_rows(&data, &rows, &idx, &mut out, &mut copy).unwrap();
         for (v, got) in idx.iter().zip(&out) {

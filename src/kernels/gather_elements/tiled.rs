@@ -104,7 +104,8 @@ impl ElementsKernel {
                         (data, geometry)
                     };
                     // The tile's rows share a geometry: one choice of loop and one slab for all.
-                    let rows = geometry.chosen::<E, I>();
+                    // A tile's slab is sized to stay in cache while its rows read it many times over.
+                    let rows = geometry.chosen::<E, I>(false);
                     let tile_rows = rows.in_data(tile);
                     // The next tile's source rows are prefetched into L2 (L1 holds this tile) a
                     // share per output row, so that packing finds them in cache instead of

@@ -280,10 +280,10 @@ const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
 /// from 16 MiB and 2.02-2.03x for 65536 from 16-64 MiB with new indices each call, as a model's
 /// lookups into a table have.
 ///
-/// Rows across the axis also ask from spans of half an L2 on ([`COLD_SPAN_L2_SHARE`]) when the
-/// call's first reads of lines dominate ([`first_reads_dominate`]): each line of such a span
-/// first comes from memory, in the random order of the values, and the index and output streams
-/// passing through the L2 evict the span's lines between their few reads.
+/// Rows across the axis also ask from spans of a quarter of an L2 on ([`COLD_SPAN_L2_SHARE`])
+/// when the call's first reads of lines dominate ([`first_reads_dominate`]): each line of such a
+/// span first comes from memory, in the random order of the values, and the index and output
+/// streams passing through the L2 evict the span's lines between their few reads.
 #[cfg(target_arch = "x86_64")]
 pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, first_reads_dominate: bool) -> usize {
     let span_bytes = g.read_span().saturating_mul(std::mem::size_of::<E>());
@@ -311,24 +311,28 @@ pub(super) fn first_reads_dominate(data_bytes: usize, reads: usize) -> bool {
 /// f32 read once per element (W2), or of f64 twice. Measured on the Intel Xeon (2 MiB L2 per core;
 /// one build, the rule toggled between alternating calls, time with the hints against without, 1
 /// / 2 threads), f32 across axis 1 with int64 values unless named: W2 ([64, 512, 512], spans of 1
-/// MiB) 0.88-0.91x / 0.88-0.94x, [64, 1024, 256] 0.93x / 0.93x, with int32 values 0.96-0.99x /
-/// 0.96-0.98x, half the positions of W2 (8 reads a line) 0.87x / 0.81-0.83x, [16, 2048, 512]
-/// with int32 values (4 MiB spans) 0.92-0.94x / 0.91-0.95x, [16, 1024, 1024] 0.95-0.99x /
-/// 0.99-1.01x, [32, 1024, 512] 0.96-1.02x / 0.98-1.00x, f64 [32, 512, 512] 0.96-1.00x /
-/// 0.97-1.04x, f16 [64, 512, 1024] with half its positions and int32 values 0.91-0.96x /
-/// 1.02-1.04x, [24, 512, 512] (24 MiB) 0.90-0.92x / 1.05-1.07x. With more reads a line, the
-/// hints cost: uint8 [64, 1024, 1024] with int32 values (64 reads a line) 0.90-0.91x without them,
-/// 1.02-1.04x at 2 threads. Along the axis they did not pay (the branching loop or the lanes
-/// without hints kept time): f32 rows of 256 Ki values 0.96-1.04x, of 1 Mi with int32 values
-/// 0.91-1.07x. Data the L3 keeps gained nothing: [16, 512, 512] took 1.14-1.19x the time with
-/// the hints.
+/// MiB) 0.88-0.92x / 0.89-0.92x, with half its positions (8 reads a line) 0.85-0.87x /
+/// 0.82-0.83x, [64, 1024, 256] 0.93x / 0.93x, with int32 values 0.96-0.99x / 0.97-0.98x, [16,
+/// 2048, 512] with int32 values (4 MiB spans) 0.92-0.94x / 0.91-0.95x, [16, 1024, 1024]
+/// 0.96-0.99x / 0.98-1.03x, [32, 1024, 512] 1.00-1.05x / 1.00-1.02x, f64 [32, 512, 512]
+/// 0.96-1.04x / 0.97-1.04x, f16 [64, 512, 1024] with half its positions and int32 values
+/// 0.91-0.96x / 1.04x, [24, 512, 512] (24 MiB) 0.91-0.95x / 1.02-1.07x. With more reads a line,
+/// the hints cost: uint8 [64, 1024, 1024] with int32 values (64 reads a line) 1.10-1.11x /
+/// 1.04-1.07x. Along the axis they did not pay (the branching loop or the lanes without hints
+/// kept time): f32 rows of 256 Ki values 0.96-1.02x, of 1 Mi with int32 values 0.98-1.07x. Data
+/// the L3 keeps gained nothing: [16, 512, 512] took 1.14-1.19x the time with the hints.
 const FEW_READS_PER_LINE: usize = 16;
 
 /// The share of an L2 from which rows across the axis whose call's first reads dominate ask for
-/// reads ahead ([`values_ahead_of_reads`]): from half (W2's 1 MiB spans on a 2 MiB L2); f32 spans
-/// of a quarter ([128, 256, 512] on the Xeon) took 0.98-1.01x the time with the hints.
+/// reads ahead ([`values_ahead_of_reads`]): from a quarter, where a slab's lines start to leave
+/// the L2 between their reads. Hints forced on, f32 across axis 1 of 64 MiB with int64 values
+/// unless named, on the Xeon (2 MiB L2), 1 / 2 threads: spans of 512 KiB ([128, 256, 512])
+/// 0.88-0.93x / 0.88-0.90x the time; of 256 KiB 0.93x / 0.92x, f64 0.91-0.93x / 0.91-0.94x,
+/// uint16 0.85-0.90x / 0.93-0.95x; but of 192 KiB with int32 values 1.01-1.14x / 1.02-1.09x, of
+/// 128 KiB 0.98-1.00x / 0.97-0.99x, of 64 KiB 1.03x / 0.98-1.02x. A quarter keeps a margin from
+/// the spans that lost.
 #[cfg(target_arch = "x86_64")]
-const COLD_SPAN_L2_SHARE: usize = 2;
+const COLD_SPAN_L2_SHARE: usize = 4;
 
 /// See [`reads_ahead_for`]: a multiple of every lane count (4 and 8), two to four dozen random
 /// reads in flight at the loop's pace.
@@ -511,7 +515,7 @@ mod tests {
 
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn rows_across_the_axis_of_cold_data_ask_for_reads_ahead_from_half_an_l2() {
+    fn rows_across_the_axis_of_cold_data_ask_for_reads_ahead_from_a_quarter_of_an_l2() {
         use super::super::strided_rows::tests::rows_along;
         let across = |positions: usize, row_len: usize| StridedRows {
             inner_stride: 1,
@@ -528,8 +532,12 @@ mod tests {
             );
             // Data the L3 keeps, or lines read many times: the span alone decides (8 MiB).
             assert_eq!(values_ahead_of_reads::<f32>(&across(512, 512), false), 0);
-            // A span just short of half the L2.
-            assert_eq!(values_ahead_of_reads::<f32>(&across(511, 512), true), 0);
+            // A quarter of the L2 ([128, 256, 512]), and a span just short of it.
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(256, 512), true),
+                POSITIONS_AHEAD
+            );
+            assert_eq!(values_ahead_of_reads::<f32>(&across(255, 512), true), 0);
             // Rows too short for any value to have one that far on.
             assert_eq!(values_ahead_of_reads::<f32>(&across(8192, 64), true), 0);
             // Along the axis, the span alone decides.
@@ -538,13 +546,13 @@ mod tests {
                 0
             );
         });
-        // The share follows the L2: 512 KiB of it asks from 256 KiB.
+        // The share follows the L2: 512 KiB of it asks from 128 KiB.
         crate::kernels::cache::with_l2_bytes(512 << 10, || {
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(128, 512), true),
+                values_ahead_of_reads::<f32>(&across(64, 512), true),
                 POSITIONS_AHEAD
             );
-            assert_eq!(values_ahead_of_reads::<f32>(&across(127, 512), true), 0);
+            assert_eq!(values_ahead_of_reads::<f32>(&across(63, 512), true), 0);
         });
     }
 

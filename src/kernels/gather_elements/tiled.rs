@@ -104,7 +104,7 @@ impl ElementsKernel {
                         (data, geometry)
                     };
                     // The tile's rows share a geometry: one choice of loop and one slab for all.
-                    // A tile's slab is sized to stay in cache while its rows read it many times over.
+                    // The slab is sized to stay in cache while its rows read it many times over.
                     let rows = geometry.chosen::<E, I>(false);
                     let tile_rows = rows.in_data(tile);
                     // The next tile's source rows are prefetched into L2 (L1 holds this tile) a

@@ -16,9 +16,9 @@
 //! Each value is read from caller memory once, by the vector load; the check and the address
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read. (Where
-//! reads span past four L2s and the call's values can touch that many lines, the values 64 on are
-//! also loaded, but only to aim prefetch hints, which read nothing and cannot fault:
-//! [`reads_ahead_for`].)
+//! reads span past four L2s, or across the axis a quarter of an L2 of data read mostly for the
+//! first time, the values 64 on are also loaded, but only to aim prefetch hints, which read
+//! nothing and cannot fault: [`values_ahead_of_reads`].)
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
@@ -304,6 +304,7 @@ pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, first_reads_dominate: bo
 /// ([`stays_in_l3`]) and each of its lines is read at most [`FEW_READS_PER_LINE`] times on
 /// average.
 pub(super) fn first_reads_dominate(data_bytes: usize, reads: usize) -> bool {
+    const _: () = assert!(FEW_READS_PER_LINE <= LINE && LINE % FEW_READS_PER_LINE == 0);
     !stays_in_l3(data_bytes) && reads.saturating_mul(LINE / FEW_READS_PER_LINE) <= data_bytes
 }
 

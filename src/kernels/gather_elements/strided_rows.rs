@@ -147,7 +147,8 @@ pub(super) struct ChosenRows {
     geometry: StridedRows,
     gather_loop: RowsLoop,
     /// How many values ahead the chosen loop asks for the data a value will read (see
-    /// [`lanes::reads_ahead_for`]; the gathers and the branching loop take none).
+    /// [`lanes::values_ahead_of_reads`] and, for the block loop, [`lanes::reads_ahead_for`]; the
+    /// gathers and the branching loop take none).
     lookahead: usize,
     /// Lines of the next row each piece of the block loop asks for
     /// ([`StridedRows::next_row_lines_per_piece`]; 0 for the other loops).

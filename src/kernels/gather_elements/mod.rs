@@ -68,6 +68,10 @@ pub(crate) struct ElementsKernel {
     traversal: ElementsTraversal,
     /// Columns per tile when the traversal is tiled.
     tile_columns: usize,
+    /// Whether the call reads its data's lines mostly for the first time, from memory
+    /// ([`lanes::first_reads_dominate`]): decided here, from the shapes, for every run of rows in
+    /// order to ask the lanes loop for reads ahead over shorter spans.
+    first_reads_dominate: bool,
 }
 
 impl ElementsKernel {
@@ -188,6 +192,10 @@ impl ElementsKernel {
             axis_extent: indices_shape[axis],
             traversal,
             tile_columns,
+            first_reads_dominate: lanes::first_reads_dominate(
+                data_bytes,
+                saturating_product(indices_shape),
+            ),
         }
     }
 

@@ -1,7 +1,6 @@
 //! The in-order traversal: rows split among tasks (inside rows when they are few), consecutive
 //! rows gathered as strided runs.
 
-use super::lanes::first_reads_dominate;
 use super::short_runs::{gather_cursor_rows, RowShape};
 use super::strided_rows::{gather_strided_rows, StridedRows};
 use super::ElementsKernel;
@@ -74,7 +73,9 @@ impl ElementsKernel {
             // their elements.
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(run * self.row_len);
             rest = tail;
-            gather_at::<E, I>(data, geometry, indices, row * self.row_len, part, copy)?;
+            let first = row * self.row_len;
+            let cold = self.first_reads_dominate;
+            gather_at::<E, I>(data, geometry, cold, indices, first, part, copy)?;
             cursor.advance_by(run);
             row += run;
         }
@@ -139,6 +140,7 @@ impl ElementsKernel {
                 gather_at::<E, I>(
                     data,
                     self.rows_from(base, 0, 1, len),
+                    self.first_reads_dominate,
                     indices,
                     at,
                     part,
@@ -226,11 +228,13 @@ impl ElementsKernel {
 }
 
 /// Gathers `geometry`'s rows, whose index values start at `indices[first]`, into `out`; a bad
-/// value's position counts from the call's first value.
+/// value's position counts from the call's first value. `first_reads_dominate` is the kernel's
+/// (see [`StridedRows::chosen`]).
 #[inline(always)]
 fn gather_at<E: RawElement, I: IndexElement>(
     data: &[E],
     geometry: StridedRows,
+    first_reads_dominate: bool,
     indices: &[I],
     first: usize,
     out: &mut [MaybeUninit<E>],
@@ -239,12 +243,10 @@ fn gather_at<E: RawElement, I: IndexElement>(
     // Cannot panic: the rows' values follow `first` in indices (which holds every row's), as
     // many as `out` has elements.
     let idx = &indices[first..first + out.len()];
-    let cold = first_reads_dominate(std::mem::size_of_val(data), indices.len());
-    gather_strided_rows::<E, I>(data, &geometry.chosen::<E, I>(cold), idx, out, copy).map_err(|j| {
-        BadIndex {
-            position: first + j,
-            value: idx[j].to_i64(),
-        }
+    let rows = geometry.chosen::<E, I>(first_reads_dominate);
+    gather_strided_rows::<E, I>(data, &rows, idx, out, copy).map_err(|j| BadIndex {
+        position: first + j,
+        value: idx[j].to_i64(),
     })
 }
 

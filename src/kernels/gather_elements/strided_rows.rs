@@ -184,7 +184,7 @@ impl StridedRows {
     /// shorter spans, [`lanes::values_ahead_of_reads`]).
     #[cfg_attr(
         not(target_arch = "x86_64"),
-        allow(clippy::extra_unused_type_parameters)
+        allow(clippy::extra_unused_type_parameters, unused_variables)
     )]
     pub(super) fn chosen<E: RawElement, I: IndexElement>(
         self,
@@ -209,7 +209,7 @@ impl StridedRows {
             RowsLoop::Blocks
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let (gather_loop, _) = (RowsLoop::Blocks, first_reads_dominate);
+        let gather_loop = RowsLoop::Blocks;
         let element_size = std::mem::size_of::<E>();
         let (lookahead, lines_per_piece) = match gather_loop {
             #[cfg(target_arch = "x86_64")]

@@ -3,128 +3,181 @@
 //! would otherwise add to: the README promises calls at most 4 KiB of stack).
 //!
 //! The AVX-512 gather instructions are fast on some cores and slow on others, and nothing the CPU
-//! reports tells which: on an Intel Xeon (family 6 model 167) they took 0.77-0.93x the time of the
-//! other loops on rows whose reads hit L1 (see [`super::gathers`]), while on an AMD EPYC (Zen 4,
-//! family 25 model 17) the rows that took them took 1.1-3.7x as long as without them, in L1 too:
-//! rows of 64 f32 along the last axis 9.5 ms against 2.6 ms (ONNX Runtime 3.1 ms), rows of 128 f64
-//! 22.1 ms against 6.4 ms, W1 18.4 ms against 15.2 ms (ONNX Runtime 12.9 ms). So the rows that
-//! [`super::gathers::gathers_take`] admits take the gathers only where a short race, run once, says
-//! they clearly outrun the lanes loop ([`super::lanes`]) on data in L1, their best case: one row of
-//! [`RACE_VALUES`] 4-byte values with int32 indices from a table of as many (16 KiB), both loops
+//! reports tells which: on an Intel Xeon (family 6 model 167) they took 0.72-0.79x the time of
+//! the other loops on rows whose data comes from beyond the caches (W1 and W4, see
+//! [`super::gathers`]), while on an AMD EPYC (Zen 4, family 25 model 17) the rows that took them
+//! took 1.1-3.7x as long as without them: rows of 64 f32 along the last axis 9.5 ms against 2.6 ms
+//! (ONNX Runtime 3.1 ms), rows of 128 f64 22.1 ms against 6.4 ms, W1 18.4 ms against 15.2 ms
+//! (ONNX Runtime 12.9 ms). So the rows that [`super::gathers::gathers_take`] admits take the
+//! gathers only where a short race, run once, says they clearly outrun the loop the same rows
+//! take without them, in the case that decides most calls: [`RACE_ROWS`] rows of
+//! [`RACE_ROW_LEN`] 4-byte values along the axis with int64 indices, a call like W1 in small, its
+//! data, index values and output evicted from the caches before every run ([`evict`]), both loops
 //! run by turns for [`WARM_UP`] first, then [`TIMED_RUNS`] times each by turns, the fastest run of
-//! each compared ([`gathers_win`]). On the Zen 4 the race took about 0.1 ms, paid by one call per
-//! process (other threads that need the answer meanwhile wait for it); the gathers lost it
-//! (2.6-4.3 us against 1.7-2.9 us for the lanes loop).
+//! each compared ([`gathers_win`]).
+//!
+//! The race used to run one row on a 16 KiB table in L1 against the lanes loop. That is not where
+//! the gathers' gains are: there they tied on the Intel Xeon (1.39-1.55 us against 1.33-1.48 us),
+//! so the answer changed from one build, and one process, to the next, while from memory they took
+//! 0.72-0.79x the time. On the race's rows, the Intel Xeon's gathers took 1.15-1.27x the block
+//! loop's time with everything in cache, and 0.67-0.82x evicted (twelve races in a process, two
+//! processes). The race takes 2-3 ms there, paid by the first GatherElements call of a process
+//! (other threads that need the answer meanwhile wait for it), most of it evicting the buffers.
 
-use super::gathers::{gather_rows_avx512, gathers_take};
-use super::lanes::{gather_rows_avx2, values_ahead_of_reads};
-use super::strided_rows::StridedRows;
+use super::gathers::gathers_take;
+use super::strided_rows::{ChosenRows, StridedRows};
+use crate::kernels::resolve::IndexCopy;
+use std::arch::x86_64::{_mm_clflush, _mm_mfence};
 use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Values in the race's row, and positions in its table: a table of 16 KiB, which every L1 of a
-/// core with AVX-512 holds while the row's indices and output stream past.
-const RACE_VALUES: usize = 4096;
+/// Values in each of the race's rows: W1's rows (512 f32 along the last axis, 2 KiB).
+const RACE_ROW_LEN: usize = 512;
+
+/// Rows in the race: 128 KiB of data, 256 KiB of int64 index values and 128 KiB of output, evicted
+/// from every cache before each run, which then takes 20-40 us on the Intel Xeon.
+const RACE_ROWS: usize = 64;
 
 /// How long both loops run by turns, untimed, before the race: Intel cores run 512-bit
 /// instructions at a fraction of their speed for 10-20 us after a pause in them, while the
-/// vector units' upper halves power up; the first runs also bring the table, the row and the code
-/// into cache.
+/// vector units' upper halves power up; the first runs also bring the code into cache.
 const WARM_UP: Duration = Duration::from_micros(50);
 
 /// Timed runs of each loop, by turns; the fastest of each counts.
-const TIMED_RUNS: usize = 7;
+const TIMED_RUNS: usize = 9;
 
 /// Whether this CPU has the gather instructions
 /// ([`isa::gather_instructions`](crate::kernels::isa::gather_instructions)) and they outrun the
-/// lanes loop here (see the module docs); the race runs on the first call and its answer is kept
+/// other loops here (see the module docs); the race runs on the first call and its answer is kept
 /// for the process.
 pub(super) fn gathers_pay() -> bool {
     static PAY: OnceLock<bool> = OnceLock::new();
     if !crate::kernels::isa::gather_instructions() {
         return false;
     }
-    *PAY.get_or_init(|| {
-        // SAFETY: the CPU has AVX-512F and AVX-512VL (checked above).
-        gathers_win(unsafe { race() })
-    })
+    *PAY.get_or_init(|| gathers_win(race()))
 }
 
-/// The rule the race's times are judged by: the gathers' fastest run at most 9/10 of the lanes
-/// loop's. Where the two are close, the lanes loop (what ran before the gathers existed) keeps the
+/// The rule the race's times are judged by: the gathers' fastest run at most 9/10 of the other
+/// loop's. Where the two are close, the other loop (what ran before the gathers existed) keeps the
 /// rows, so that a race run on a busy machine does not decide differently from one process to the
 /// next.
-fn gathers_win((gathers, lanes): (Duration, Duration)) -> bool {
-    gathers.saturating_mul(10) <= lanes.saturating_mul(9)
+fn gathers_win((gathers, other): (Duration, Duration)) -> bool {
+    gathers.saturating_mul(10) <= other.saturating_mul(9)
 }
 
-/// The race's row: one row that does not move (row_stride 0), so it has no next row to ask for,
-/// whatever the L2.
-fn race_row() -> StridedRows {
+/// The race's rows: [`RACE_ROWS`] rows of [`RACE_ROW_LEN`] values along the axis, one after the
+/// other, in a call whose data no cache keeps (so both loops ask for each next row's lines).
+fn race_rows() -> StridedRows {
     StridedRows {
         base: 0,
-        row_stride: 0,
-        rows: 1,
-        row_len: RACE_VALUES,
+        row_stride: RACE_ROW_LEN,
+        rows: RACE_ROWS,
+        row_len: RACE_ROW_LEN,
         inner_stride: 0,
         axis_stride: 1,
-        axis_size: RACE_VALUES,
-        call_rows: 1,
+        axis_size: RACE_ROW_LEN,
+        call_rows: usize::MAX,
     }
 }
 
-/// The fastest run of the gathers and of the lanes loop over the race's row.
-///
-/// # Safety
-/// The CPU has AVX-512F and AVX-512VL
-/// ([`isa::gather_instructions`](crate::kernels::isa::gather_instructions) holds).
-unsafe fn race() -> (Duration, Duration) {
-    let table: Vec<u32> = (0..RACE_VALUES as u32).collect();
-    // Positions spread over the table in no order a prefetcher could follow (a xorshift).
+/// Spare elements each race buffer is allocated with, so that `len` of them can start on a line.
+const LINE_ELEMENTS: usize = 16;
+
+/// The `len` elements of `buffer` (which holds `len` + [`LINE_ELEMENTS`]) from its first line
+/// boundary on: the race's rows then cover the same lines in every process (rows 32 bytes off
+/// their line raced at 0.86-0.92x where the aligned rows raced at 0.78-0.81x on the Intel Xeon).
+fn line_aligned<T>(buffer: &mut [T], len: usize) -> &mut [T] {
+    let spare = buffer.len() - len;
+    let start = buffer.as_ptr().align_offset(64).min(spare);
+    &mut buffer[start..start + len]
+}
+
+/// Writes back and evicts every line of `buffer` from every level of the cache, so that the next
+/// run reads it from memory, as a call over data beyond the caches does. CLFLUSHOPT where the CPU
+/// has it: CLFLUSH, which every x86-64 CPU has, waits for each line in turn (130 ns a line on the
+/// Intel Xeon: 16 ms for the race's evictions, 0.8 ms with CLFLUSHOPT).
+fn evict<T>(buffer: &[T]) {
+    let bytes = buffer.as_ptr().cast::<u8>();
+    let len = std::mem::size_of_val(buffer);
+    let unordered = has_clflushopt();
+    // The last byte too: its line starts past the last step when `buffer` is not line-aligned.
+    for offset in (0..len).step_by(64).chain(len.checked_sub(1)) {
+        // SAFETY: `offset` lies inside `buffer`; CLFLUSHOPT only where CPUID reports it, CLFLUSH
+        // (SSE2) on every x86-64 CPU. Neither changes memory's contents, the stack or the flags.
+        unsafe {
+            if unordered {
+                std::arch::asm!(
+                    "clflushopt [{line}]",
+                    line = in(reg) bytes.add(offset),
+                    options(nostack, preserves_flags)
+                );
+            } else {
+                _mm_clflush(bytes.add(offset));
+            }
+        }
+    }
+    // SAFETY: SSE2, as above. The fence orders the evictions before the timed run's reads.
+    unsafe { _mm_mfence() };
+}
+
+/// CPUID leaf 7, EBX bit 23: whether the CPU has CLFLUSHOPT. Asked only where the CPU has
+/// AVX-512F, which the same leaf reports, so the leaf exists.
+fn has_clflushopt() -> bool {
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86-64 CPU, and leaf 7 on every CPU with AVX-512 (above).
+    let leaf = unsafe { std::arch::x86_64::__cpuid_count(7, 0) };
+    leaf.ebx & (1 << 23) != 0
+}
+
+/// The fastest run of the gathers and of the loop the race's rows take without them (the block
+/// loop, which asks for the next row's lines too), each run on data, index values and output
+/// evicted from the caches.
+fn race() -> (Duration, Duration) {
+    let values = RACE_ROWS * RACE_ROW_LEN;
+    let mut data_buffer: Vec<u32> = (0..(values + LINE_ELEMENTS) as u32).collect();
+    // Positions spread over each row in no order a prefetcher could follow (a xorshift).
     let mut state = 0x2545_f491_u32;
-    let idx: Vec<i32> = (0..RACE_VALUES)
+    let mut idx_buffer: Vec<i64> = (0..values + LINE_ELEMENTS)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 17;
             state ^= state << 5;
-            (state % RACE_VALUES as u32) as i32
+            i64::from(state % RACE_ROW_LEN as u32)
         })
         .collect();
-    let mut out = vec![MaybeUninit::<u32>::uninit(); RACE_VALUES];
-    let row = race_row();
-    debug_assert!(gathers_take::<u32, i32>(&row));
-    debug_assert!(row.takes_lanes::<u32, i32>());
-    let lookahead = values_ahead_of_reads::<u32>(&row, false);
-    let mut run = |gathers: bool| {
+    let mut out_buffer = vec![MaybeUninit::<u32>::uninit(); values + LINE_ELEMENTS];
+    let data = &line_aligned(&mut data_buffer, values)[..];
+    let idx = &line_aligned(&mut idx_buffer, values)[..];
+    let out = line_aligned(&mut out_buffer, values);
+    let mut copy = IndexCopy::<i64>::new();
+    let rows = race_rows();
+    let with_gathers = rows.chosen_where::<u32, i64>(false, true);
+    let without = rows.chosen_where::<u32, i64>(false, false);
+    debug_assert!(gathers_take::<u32, i64>(&rows));
+    let mut run = |rows: &ChosenRows| {
+        evict(data);
+        evict(idx);
+        evict(out);
         let start = Instant::now();
-        // SAFETY: the CPU has AVX-512F and AVX-512VL (this function's contract) and AVX2
-        // (`isa::gather_instructions`, which the contract names, checks it); both loops take
-        // this row (asserted above); `idx` and `out` hold its RACE_VALUES values,
-        // and every position it can read is below table.len() = RACE_VALUES.
-        let inside = unsafe {
-            if gathers {
-                gather_rows_avx512(&table, &row, &idx, &mut out)
-            } else {
-                gather_rows_avx2(&table, &row, lookahead, &idx, &mut out)
-            }
-        };
+        let gathered = rows.in_data(data).gather(idx, out, &mut copy);
         let took = start.elapsed();
-        debug_assert!(inside);
-        std::hint::black_box(&out);
+        debug_assert!(gathered.is_ok());
+        std::hint::black_box(&*out);
         took
     };
     let warming = Instant::now();
     while warming.elapsed() < WARM_UP {
-        run(true);
-        run(false);
+        run(&with_gathers);
+        run(&without);
     }
-    let (mut gathers, mut lanes) = (Duration::MAX, Duration::MAX);
+    let (mut gathers, mut other) = (Duration::MAX, Duration::MAX);
     for _ in 0..TIMED_RUNS {
-        gathers = gathers.min(run(true));
-        lanes = lanes.min(run(false));
+        gathers = gathers.min(run(&with_gathers));
+        other = other.min(run(&without));
     }
-    (gathers, lanes)
+    (gathers, other)
 }
 
 #[cfg(test)]
@@ -142,16 +195,41 @@ mod tests {
     }
 
     #[test]
-    fn both_loops_take_the_race_row_whatever_the_l2() {
+    fn the_gathers_take_the_race_rows_and_both_loops_ask_for_the_next_row_whatever_the_l2() {
         use crate::kernels::cache::with_l2_bytes;
-        for l2 in [0, 16 << 10, 1 << 20] {
+        for l2 in [64 << 10, 512 << 10, 2 << 20] {
             with_l2_bytes(l2, || {
-                let row = race_row();
-                assert!(gathers_take::<u32, i32>(&row));
-                assert!(row.takes_lanes::<u32, i32>());
-                assert_eq!(row.next_row_lines(4), 0);
+                let rows = race_rows();
+                assert!(gathers_take::<u32, i64>(&rows));
+                assert!(!rows.takes_lanes::<u32, i64>());
+                assert_eq!(rows.next_row_lines(4), RACE_ROW_LEN * 4 / 64);
+                assert_eq!(rows.next_row_lines_per_piece(4), 0);
             });
         }
+    }
+
+    #[test]
+    fn the_race_buffers_start_on_a_line_whatever_the_allocation() {
+        let mut buffer: Vec<u32> = (0..100).collect();
+        for skew in 0..LINE_ELEMENTS {
+            let len = 100 - LINE_ELEMENTS - skew;
+            let aligned = line_aligned(&mut buffer[skew..], len);
+            assert_eq!(aligned.as_ptr() as usize % 64, 0, "skew {skew}");
+            assert_eq!(aligned.len(), len);
+        }
+    }
+
+    #[test]
+    fn evicting_leaves_every_byte_as_it_was() {
+        if !crate::kernels::isa::gather_instructions() {
+            eprintln!("skipped: the race runs only where the CPU has AVX-512");
+            return;
+        }
+        let buffer: Vec<u8> = (0..1000).map(|i| (i * 7) as u8).collect();
+        for (start, end) in [(0, 0), (0, 1), (3, 67), (1, 1000), (64, 128)] {
+            evict(&buffer[start..end]);
+        }
+        assert!(buffer.iter().enumerate().all(|(i, &b)| b == (i * 7) as u8));
     }
 
     #[test]
@@ -161,12 +239,11 @@ mod tests {
             return;
         }
         let start = Instant::now();
-        // SAFETY: checked just above.
-        let (gathers, lanes) = unsafe { race() };
+        let (gathers, other) = race();
         let took = start.elapsed();
         assert!(gathers > Duration::ZERO && gathers < Duration::MAX);
-        assert!(lanes > Duration::ZERO && lanes < Duration::MAX);
-        eprintln!("race: gathers {gathers:?}, lanes {lanes:?}, the race {took:?}");
+        assert!(other > Duration::ZERO && other < Duration::MAX);
+        eprintln!("race: gathers {gathers:?}, block loop {other:?}, the race {took:?}");
         let first = gathers_pay();
         assert_eq!(gathers_pay(), first);
     }

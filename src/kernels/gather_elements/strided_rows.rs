@@ -176,38 +176,55 @@ enum RowsLoop {
 
 impl StridedRows {
     /// These rows with the loop that gathers them on this CPU, for elements `E` and index values
-    /// `I`: the gather instructions where they take the rows and pay on this core, else, where
-    /// the lanes take them and the CPU has AVX2, the branching loop for the rows along the axis
-    /// it takes ([`branching::branching_takes`], no reads asked for ahead) and the lanes loop for
-    /// the others, else the block loop. `first_reads_dominate` is
-    /// [`lanes::first_reads_dominate`] of the call (whether the lanes ask for reads ahead over
-    /// shorter spans, [`lanes::values_ahead_of_reads`]).
-    #[cfg_attr(
-        not(target_arch = "x86_64"),
-        allow(clippy::extra_unused_type_parameters, unused_variables)
-    )]
+    /// `I`: [`StridedRows::chosen_where`], with the gather instructions where the race of
+    /// [`gather_speed`] found that they pay on this core.
     pub(super) fn chosen<E: RawElement, I: IndexElement>(
         self,
         first_reads_dominate: bool,
     ) -> ChosenRows {
         #[cfg(target_arch = "x86_64")]
+        let gathers_pay = gather_speed::gathers_pay();
+        #[cfg(not(target_arch = "x86_64"))]
+        let gathers_pay = false;
+        self.chosen_where::<E, I>(first_reads_dominate, gathers_pay)
+    }
+
+    /// These rows with the loop that gathers them, for elements `E` and index values `I`: where
+    /// `gathers_pay` and the CPU has them ([`isa::gather_instructions`]), the gather instructions
+    /// for the rows they take, else, where the lanes take them and the CPU has AVX2, the branching
+    /// loop for the rows along the axis it takes ([`branching::branching_takes`], no reads asked
+    /// for ahead) and the lanes loop for the others, else the block loop. `first_reads_dominate`
+    /// is [`lanes::first_reads_dominate`] of the call (whether the lanes ask for reads ahead over
+    /// shorter spans, [`lanes::values_ahead_of_reads`]). The race of [`gather_speed`] runs both
+    /// choices, with and without the gathers.
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        allow(clippy::extra_unused_type_parameters, unused_variables)
+    )]
+    pub(super) fn chosen_where<E: RawElement, I: IndexElement>(
+        self,
+        first_reads_dominate: bool,
+        gathers_pay: bool,
+    ) -> ChosenRows {
+        #[cfg(target_arch = "x86_64")]
         let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self, first_reads_dominate);
         #[cfg(target_arch = "x86_64")]
-        let gather_loop = if gathers::gathers_take::<E, I>(&self) && gather_speed::gathers_pay() {
-            RowsLoop::Gathers
-        } else if self.takes_lanes::<E, I>() && isa::avx2() {
-            let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
-            if self.inner_stride == 0
-                && branching::branching_takes::<I>(span_bytes)
-                && lanes_lookahead == 0
-            {
-                RowsLoop::Branching
+        let gather_loop =
+            if gathers_pay && isa::gather_instructions() && gathers::gathers_take::<E, I>(&self) {
+                RowsLoop::Gathers
+            } else if self.takes_lanes::<E, I>() && isa::avx2() {
+                let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
+                if self.inner_stride == 0
+                    && branching::branching_takes::<I>(span_bytes)
+                    && lanes_lookahead == 0
+                {
+                    RowsLoop::Branching
+                } else {
+                    RowsLoop::Lanes
+                }
             } else {
-                RowsLoop::Lanes
-            }
-        } else {
-            RowsLoop::Blocks
-        };
+                RowsLoop::Blocks
+            };
         #[cfg(not(target_arch = "x86_64"))]
         let gather_loop = RowsLoop::Blocks;
         let element_size = std::mem::size_of::<E>();
@@ -292,8 +309,8 @@ impl<E: RawElement> RowsInSlab<'_, E> {
         match self.rows.gather_loop {
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Gathers => {
-                // SAFETY: `chosen` picks the gathers only where the CPU has AVX-512F and
-                // AVX-512VL (`gathers_pay` holds only then) and `gathers_take` holds for `g`,
+                // SAFETY: `chosen_where` picks the gathers only where the CPU has AVX-512F and
+                // AVX-512VL (`isa::gather_instructions`) and `gathers_take` holds for `g`,
                 // `E` and `I`; `idx` and `out` hold rows * row_len elements (checked above), and
                 // the slab ends at the last element the rows can reach (`in_data`).
                 let inside = unsafe { gathers::gather_rows_avx512(self.slab, g, idx, out) };
@@ -788,41 +805,50 @@ pub(super) mod tests {
     fn rows_along_the_axis_branch_unless_their_reads_are_asked_for_ahead() {
         // 1-D gathers with int64 values from 200 KB (which no read is asked for ahead of), and
         // from 64 MiB with as many values (each read asked for 64 values ahead): the branching
-        // loop, the lanes.
+        // loop, the lanes (where the gathers do not pay, which the race decides).
         let near = StridedRows {
             row_stride: 0,
             ..rows_along(1, 50_000, 50_311)
         };
         #[cfg(target_arch = "x86_64")]
-        if crate::kernels::isa::avx2() && !gather_speed::gathers_pay() {
+        if crate::kernels::isa::avx2() {
             let far = StridedRows {
                 row_stride: 0,
                 ..rows_along(1, 1 << 24, 1 << 24)
             };
             assert_eq!(
-                near.chosen::<u32, i64>(false).gather_loop,
+                near.chosen_where::<u32, i64>(false, false).gather_loop,
                 RowsLoop::Branching
             );
             // int32 values, or data an L1 holds (16 KiB): the lanes.
-            assert_eq!(near.chosen::<u16, i32>(false).gather_loop, RowsLoop::Lanes);
+            assert_eq!(
+                near.chosen_where::<u16, i32>(false, false).gather_loop,
+                RowsLoop::Lanes
+            );
             let in_l1 = StridedRows {
                 row_stride: 0,
                 ..rows_along(1, 50_000, 4096)
             };
-            assert_eq!(in_l1.chosen::<u32, i64>(false).gather_loop, RowsLoop::Lanes);
+            assert_eq!(
+                in_l1.chosen_where::<u32, i64>(false, false).gather_loop,
+                RowsLoop::Lanes
+            );
             let past_l1 = StridedRows {
                 row_stride: 0,
                 ..rows_along(1, 50_000, 16_384)
             };
             assert_eq!(
-                past_l1.chosen::<u32, i64>(false).gather_loop,
+                past_l1.chosen_where::<u32, i64>(false, false).gather_loop,
                 RowsLoop::Branching
             );
-            assert_eq!(far.chosen::<u32, i64>(false).gather_loop, RowsLoop::Lanes);
+            assert_eq!(
+                far.chosen_where::<u32, i64>(false, false).gather_loop,
+                RowsLoop::Lanes
+            );
             // Rows across the axis keep the lanes.
             let across = row_across(64, 512, 64);
             assert_eq!(
-                across.chosen::<u32, i64>(false).gather_loop,
+                across.chosen_where::<u32, i64>(false, false).gather_loop,
                 RowsLoop::Lanes
             );
         }
@@ -842,6 +868,39 @@ pub(super) mod tests {
         bad[40_000] = -50_312;
         let got = gather_strided_rows(&data, &rows, &bad, &mut out, &mut copy);
         assert_eq!(got, Err(31_337));
+    }
+
+    #[test]
+    fn the_gathers_run_only_where_they_pay_the_cpu_has_them_and_they_take_the_rows() {
+        // W1's rows (512 f32 along the axis, from 64 MiB): the gathers take them.
+        let w1 = rows_along(4, 512, 512);
+        let w1 = StridedRows {
+            call_rows: 1 << 17,
+            ..w1
+        };
+        #[cfg(target_arch = "x86_64")]
+        let gathers_or_blocks = if isa::gather_instructions() {
+            "Gathers"
+        } else {
+            "Blocks"
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let gathers_or_blocks = "Blocks";
+        let loop_name = |rows: ChosenRows| format!("{:?}", rows.gather_loop);
+        assert_eq!(
+            loop_name(w1.chosen_where::<u32, i64>(false, true)),
+            gathers_or_blocks
+        );
+        assert_eq!(
+            loop_name(w1.chosen_where::<u32, i64>(false, false)),
+            "Blocks"
+        );
+        // Rows of 8 the gathers do not take, whether or not they pay.
+        let short = rows_along(4, 8, 512);
+        assert_eq!(
+            loop_name(short.chosen_where::<u32, i64>(false, true)),
+            "Blocks"
+        );
     }
 
     #[test]

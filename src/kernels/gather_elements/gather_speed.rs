@@ -4,13 +4,13 @@
 //!
 //! The AVX-512 gather instructions are fast on some cores and slow on others, and nothing the CPU
 //! reports tells which: on an Intel Xeon (family 6 model 167) they took 0.72-0.79x the time of
-//! the other loops on rows whose data comes from beyond the caches (W1 and W4, see
-//! [`super::gathers`]), while on an AMD EPYC (Zen 4, family 25 model 17) the rows that took them
-//! took 1.1-3.7x as long as without them: rows of 64 f32 along the last axis 9.5 ms against 2.6 ms
-//! (ONNX Runtime 3.1 ms), rows of 128 f64 22.1 ms against 6.4 ms, W1 18.4 ms against 15.2 ms
-//! (ONNX Runtime 12.9 ms). So the rows that [`super::gathers::gathers_take`] admits take the
-//! gathers only where a short race, run once, says they clearly outrun the loop the same rows
-//! take without them, in the case that decides most calls: [`RACE_ROWS`] rows of
+//! the other loops on rows whose data comes from beyond the caches (W1 and W4 forced onto them,
+//! see the README's performance history), while on an AMD EPYC (Zen 4, family 25 model 17) the
+//! rows that took them took 1.1-3.7x as long as without them: rows of 64 f32 along the last axis
+//! 9.5 ms against 2.6 ms (ONNX Runtime 3.1 ms), rows of 128 f64 22.1 ms against 6.4 ms, W1 18.4
+//! ms against 15.2 ms (ONNX Runtime 12.9 ms). So the rows that [`super::gathers::gathers_take`]
+//! admits take the gathers only where a short race, run once, says they clearly outrun the loop
+//! the same rows take without them, in the case that decides most calls: [`RACE_ROWS`] rows of
 //! [`RACE_ROW_LEN`] 4-byte values along the axis with int64 indices, a call like W1 in small, its
 //! data, index values and output evicted from the caches before every run ([`evict`]), both loops
 //! run by turns for [`WARM_UP`] first, then [`TIMED_RUNS`] times each by turns, the fastest run of
@@ -21,8 +21,10 @@
 //! so the answer changed from one build, and one process, to the next, while from memory they took
 //! 0.72-0.79x the time. On the race's rows, the Intel Xeon's gathers took 1.15-1.27x the block
 //! loop's time with everything in cache, and 0.67-0.82x evicted (twelve races in a process, two
-//! processes). The race takes 2-3 ms there, paid by the first GatherElements call of a process
-//! (other threads that need the answer meanwhile wait for it), most of it evicting the buffers.
+//! processes). The race takes 1.8-2.3 ms there (0.9 ms evicting, 0.8 ms the runs, the rest
+//! setting up the buffers), paid by the first GatherElements call of a process (other threads that
+//! need the answer meanwhile wait for it). It has not run on a Zen 4 yet;
+//! there W1 itself, which it copies, took 1.21x as long with the gathers.
 
 use super::gathers::gathers_take;
 use super::strided_rows::{ChosenRows, StridedRows};
@@ -36,7 +38,7 @@ use std::time::{Duration, Instant};
 const RACE_ROW_LEN: usize = 512;
 
 /// Rows in the race: 128 KiB of data, 256 KiB of int64 index values and 128 KiB of output, evicted
-/// from every cache before each run, which then takes 20-40 us on the Intel Xeon.
+/// from every cache before each run, which then takes 25-40 us on the Intel Xeon.
 const RACE_ROWS: usize = 64;
 
 /// How long both loops run by turns, untimed, before the race: Intel cores run 512-bit
@@ -68,8 +70,10 @@ fn gathers_win((gathers, other): (Duration, Duration)) -> bool {
 }
 
 /// The race's rows: [`RACE_ROWS`] rows of [`RACE_ROW_LEN`] values along the axis, one after the
-/// other, in a call whose data no cache keeps (so both loops ask for each next row's lines).
-fn race_rows() -> StridedRows {
+/// other, in a call whose data no cache keeps. As in W1, the gathers ask for each next row's lines
+/// and the block loop for nothing ahead (a row of 2 KiB lies within a page, which the hardware
+/// prefetchers follow: see `PREFETCH_ROW_MIN_LINES`).
+pub(super) fn race_rows() -> StridedRows {
     StridedRows {
         base: 0,
         row_stride: RACE_ROW_LEN,
@@ -95,17 +99,18 @@ fn line_aligned<T>(buffer: &mut [T], len: usize) -> &mut [T] {
 }
 
 /// Writes back and evicts every line of `buffer` from every level of the cache, so that the next
-/// run reads it from memory, as a call over data beyond the caches does. CLFLUSHOPT where the CPU
-/// has it: CLFLUSH, which every x86-64 CPU has, waits for each line in turn (130 ns a line on the
-/// Intel Xeon: 16 ms for the race's evictions, 0.8 ms with CLFLUSHOPT).
-fn evict<T>(buffer: &[T]) {
+/// run reads it from memory, as a call over data beyond the caches does: with CLFLUSHOPT where
+/// `unordered` ([`has_clflushopt`]), else with CLFLUSH, which every x86-64 CPU has but which waits
+/// for each line in turn (about 100 ns a line in the Intel Xeon's VM: 16 ms for the race's
+/// evictions, 0.85 ms with CLFLUSHOPT).
+fn evict<T>(buffer: &[T], unordered: bool) {
     let bytes = buffer.as_ptr().cast::<u8>();
     let len = std::mem::size_of_val(buffer);
-    let unordered = has_clflushopt();
     // The last byte too: its line starts past the last step when `buffer` is not line-aligned.
     for offset in (0..len).step_by(64).chain(len.checked_sub(1)) {
-        // SAFETY: `offset` lies inside `buffer`; CLFLUSHOPT only where CPUID reports it, CLFLUSH
-        // (SSE2) on every x86-64 CPU. Neither changes memory's contents, the stack or the flags.
+        // SAFETY: `offset` lies inside `buffer`; CLFLUSHOPT only where CPUID reports it (the
+        // caller's `unordered`, from `has_clflushopt`), CLFLUSH (SSE2) on every x86-64 CPU.
+        // Neither changes memory's contents, the stack or the flags.
         unsafe {
             if unordered {
                 std::arch::asm!(
@@ -122,18 +127,19 @@ fn evict<T>(buffer: &[T]) {
     unsafe { _mm_mfence() };
 }
 
-/// CPUID leaf 7, EBX bit 23: whether the CPU has CLFLUSHOPT. Asked only where the CPU has
-/// AVX-512F, which the same leaf reports, so the leaf exists.
+/// Whether the CPU has CLFLUSHOPT: CPUID leaf 7, EBX bit 23, where the CPU has that leaf.
 fn has_clflushopt() -> bool {
+    use std::arch::x86_64::{__cpuid_count, __get_cpuid_max};
     #[allow(unused_unsafe)]
-    // SAFETY: CPUID exists on every x86-64 CPU, and leaf 7 on every CPU with AVX-512 (above).
-    let leaf = unsafe { std::arch::x86_64::__cpuid_count(7, 0) };
-    leaf.ebx & (1 << 23) != 0
+    // SAFETY: CPUID exists on every x86-64 CPU; leaf 7 is read only when the CPU reports it (its
+    // maximum basic leaf is at least 7).
+    unsafe {
+        __get_cpuid_max(0).0 >= 7 && __cpuid_count(7, 0).ebx & (1 << 23) != 0
+    }
 }
 
 /// The fastest run of the gathers and of the loop the race's rows take without them (the block
-/// loop, which asks for the next row's lines too), each run on data, index values and output
-/// evicted from the caches.
+/// loop), each run on data, index values and output evicted from the caches.
 fn race() -> (Duration, Duration) {
     let values = RACE_ROWS * RACE_ROW_LEN;
     let mut data_buffer: Vec<u32> = (0..(values + LINE_ELEMENTS) as u32).collect();
@@ -156,10 +162,11 @@ fn race() -> (Duration, Duration) {
     let with_gathers = rows.chosen_where::<u32, i64>(false, true);
     let without = rows.chosen_where::<u32, i64>(false, false);
     debug_assert!(gathers_take::<u32, i64>(&rows));
+    let unordered = has_clflushopt();
     let mut run = |rows: &ChosenRows| {
-        evict(data);
-        evict(idx);
-        evict(out);
+        evict(data, unordered);
+        evict(idx, unordered);
+        evict(out, unordered);
         let start = Instant::now();
         let gathered = rows.in_data(data).gather(idx, out, &mut copy);
         let took = start.elapsed();
@@ -195,7 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn the_gathers_take_the_race_rows_and_both_loops_ask_for_the_next_row_whatever_the_l2() {
+    fn the_gathers_take_the_race_rows_and_ask_for_the_next_row_whatever_the_l2() {
         use crate::kernels::cache::with_l2_bytes;
         for l2 in [64 << 10, 512 << 10, 2 << 20] {
             with_l2_bytes(l2, || {
@@ -221,13 +228,14 @@ mod tests {
 
     #[test]
     fn evicting_leaves_every_byte_as_it_was() {
-        if !crate::kernels::isa::gather_instructions() {
-            eprintln!("skipped: the race runs only where the CPU has AVX-512");
-            return;
-        }
+        // A smoke test: whether lines left the cache is not observable here, but every kind of
+        // slice (empty, one byte, unaligned, line-sized) goes through both instructions without
+        // a fault or a change.
         let buffer: Vec<u8> = (0..1000).map(|i| (i * 7) as u8).collect();
-        for (start, end) in [(0, 0), (0, 1), (3, 67), (1, 1000), (64, 128)] {
-            evict(&buffer[start..end]);
+        for unordered in [false, has_clflushopt()] {
+            for (start, end) in [(0, 0), (0, 1), (3, 67), (1, 1000), (64, 128)] {
+                evict(&buffer[start..end], unordered);
+            }
         }
         assert!(buffer.iter().enumerate().all(|(i, &b)| b == (i * 7) as u8));
     }

@@ -318,7 +318,7 @@ impl<E: RawElement> RowsInSlab<'_, E> {
             }
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Lanes => {
-                // SAFETY: `chosen` picks the lanes only where the CPU has AVX2 and `takes_lanes`
+                // SAFETY: `chosen_where` picks the lanes only where the CPU has AVX2 and `takes_lanes`
                 // (which implies `lanes_take`) holds for `g`, `E` and `I`; `takes_lanes` admits
                 // only the lanes loop's two geometries; `idx` and `out` hold rows * row_len
                 // elements (checked above), and the slab ends at the last element the rows can
@@ -872,10 +872,10 @@ pub(super) mod tests {
 
     #[test]
     fn the_gathers_run_only_where_they_pay_the_cpu_has_them_and_they_take_the_rows() {
-        // W1's rows (512 f32 along the axis, from 64 MiB): the gathers take them.
+        // W1's rows (512 f32 along the axis, 32768 of them: 64 MiB): the gathers take them.
         let w1 = rows_along(4, 512, 512);
         let w1 = StridedRows {
-            call_rows: 1 << 17,
+            call_rows: 1 << 15,
             ..w1
         };
         #[cfg(target_arch = "x86_64")]
@@ -901,6 +901,21 @@ pub(super) mod tests {
             loop_name(short.chosen_where::<u32, i64>(false, true)),
             "Blocks"
         );
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_gathers_race_runs_the_gathers_against_the_plain_block_loop() {
+        // What the race of `gather_speed` times: its rows with the gathers (where the CPU has
+        // them) and without, the block loop asking for nothing ahead, as in W1.
+        let rows = super::super::gather_speed::race_rows();
+        let with = rows.chosen_where::<u32, i64>(false, true);
+        let without = rows.chosen_where::<u32, i64>(false, false);
+        if isa::gather_instructions() {
+            assert_eq!(with.gather_loop, RowsLoop::Gathers);
+        }
+        assert_eq!(without.gather_loop, RowsLoop::Blocks);
+        assert_eq!((without.lookahead, without.lines_per_piece), (0, 0));
     }
 
     #[test]

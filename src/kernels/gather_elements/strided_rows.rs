@@ -318,11 +318,11 @@ impl<E: RawElement> RowsInSlab<'_, E> {
             }
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Lanes => {
-                // SAFETY: `chosen_where` picks the lanes only where the CPU has AVX2 and `takes_lanes`
-                // (which implies `lanes_take`) holds for `g`, `E` and `I`; `takes_lanes` admits
-                // only the lanes loop's two geometries; `idx` and `out` hold rows * row_len
-                // elements (checked above), and the slab ends at the last element the rows can
-                // reach (`in_data`).
+                // SAFETY: `chosen_where` picks the lanes only where the CPU has AVX2 and
+                // `takes_lanes` (which implies `lanes_take`) holds for `g`, `E` and `I`;
+                // `takes_lanes` admits only the lanes loop's two geometries; `idx` and `out` hold
+                // rows * row_len elements (checked above), and the slab ends at the last element
+                // the rows can reach (`in_data`).
                 let inside =
                     unsafe { lanes::gather_rows_avx2(self.slab, g, self.rows.lookahead, idx, out) };
                 or_first_bad(inside, idx, g.axis_size)

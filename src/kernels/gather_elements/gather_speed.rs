@@ -23,8 +23,8 @@
 //! loop's time with everything in cache, and 0.67-0.82x evicted (twelve races in a process, two
 //! processes). The race takes 1.8-2.3 ms there (0.9 ms evicting, 0.8 ms the runs, the rest
 //! setting up the buffers), paid by the first GatherElements call of a process (other threads that
-//! need the answer meanwhile wait for it). It has not run on a Zen 4 yet;
-//! there W1 itself, which it copies, took 1.21x as long with the gathers.
+//! need the answer meanwhile wait for it). It has not run on a Zen 4 yet; there W1 itself, which
+//! it copies, took 1.21x as long with the gathers.
 
 use super::gathers::gathers_take;
 use super::strided_rows::{ChosenRows, StridedRows};

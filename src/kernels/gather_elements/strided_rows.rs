@@ -806,51 +806,26 @@ pub(super) mod tests {
         // 1-D gathers with int64 values from 200 KB (which no read is asked for ahead of), and
         // from 64 MiB with as many values (each read asked for 64 values ahead): the branching
         // loop, the lanes (where the gathers do not pay, which the race decides).
-        let near = StridedRows {
+        let one_d = |len: usize, axis_size: usize| StridedRows {
             row_stride: 0,
-            ..rows_along(1, 50_000, 50_311)
+            ..rows_along(1, len, axis_size)
         };
+        let near = one_d(50_000, 50_311);
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::isa::avx2() {
-            let far = StridedRows {
-                row_stride: 0,
-                ..rows_along(1, 1 << 24, 1 << 24)
-            };
-            assert_eq!(
-                near.chosen_where::<u32, i64>(false, false).gather_loop,
-                RowsLoop::Branching
-            );
+            let loop_of =
+                |rows: StridedRows| rows.chosen_where::<u32, i64>(false, false).gather_loop;
+            assert_eq!(loop_of(near), RowsLoop::Branching);
             // int32 values, or data an L1 holds (16 KiB): the lanes.
             assert_eq!(
                 near.chosen_where::<u16, i32>(false, false).gather_loop,
                 RowsLoop::Lanes
             );
-            let in_l1 = StridedRows {
-                row_stride: 0,
-                ..rows_along(1, 50_000, 4096)
-            };
-            assert_eq!(
-                in_l1.chosen_where::<u32, i64>(false, false).gather_loop,
-                RowsLoop::Lanes
-            );
-            let past_l1 = StridedRows {
-                row_stride: 0,
-                ..rows_along(1, 50_000, 16_384)
-            };
-            assert_eq!(
-                past_l1.chosen_where::<u32, i64>(false, false).gather_loop,
-                RowsLoop::Branching
-            );
-            assert_eq!(
-                far.chosen_where::<u32, i64>(false, false).gather_loop,
-                RowsLoop::Lanes
-            );
+            assert_eq!(loop_of(one_d(50_000, 4096)), RowsLoop::Lanes);
+            assert_eq!(loop_of(one_d(50_000, 16_384)), RowsLoop::Branching);
+            assert_eq!(loop_of(one_d(1 << 24, 1 << 24)), RowsLoop::Lanes);
             // Rows across the axis keep the lanes.
-            let across = row_across(64, 512, 64);
-            assert_eq!(
-                across.chosen_where::<u32, i64>(false, false).gather_loop,
-                RowsLoop::Lanes
-            );
+            assert_eq!(loop_of(row_across(64, 512, 64)), RowsLoop::Lanes);
         }
         // Whatever the loop, the 1-D gather reads what it should and stops at a bad value.
         let data: Vec<u32> = (0..50_311).collect();
@@ -880,27 +855,20 @@ pub(super) mod tests {
         };
         #[cfg(target_arch = "x86_64")]
         let gathers_or_blocks = if isa::gather_instructions() {
-            "Gathers"
+            RowsLoop::Gathers
         } else {
-            "Blocks"
+            RowsLoop::Blocks
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let gathers_or_blocks = "Blocks";
-        let loop_name = |rows: ChosenRows| format!("{:?}", rows.gather_loop);
-        assert_eq!(
-            loop_name(w1.chosen_where::<u32, i64>(false, true)),
-            gathers_or_blocks
-        );
-        assert_eq!(
-            loop_name(w1.chosen_where::<u32, i64>(false, false)),
-            "Blocks"
-        );
+        let gathers_or_blocks = RowsLoop::Blocks;
+        let loop_of = |rows: StridedRows, gathers_pay| {
+            rows.chosen_where::<u32, i64>(false, gathers_pay)
+                .gather_loop
+        };
+        assert_eq!(loop_of(w1, true), gathers_or_blocks);
+        assert_eq!(loop_of(w1, false), RowsLoop::Blocks);
         // Rows of 8 the gathers do not take, whether or not they pay.
-        let short = rows_along(4, 8, 512);
-        assert_eq!(
-            loop_name(short.chosen_where::<u32, i64>(false, true)),
-            "Blocks"
-        );
+        assert_eq!(loop_of(rows_along(4, 8, 512), true), RowsLoop::Blocks);
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -14,7 +14,8 @@
 //!   deadlock, and a call only waits for tasks a worker has already started;
 //! - a job is opened to workers, and a sleeping one woken, only when the call is worth it: at
 //!   once for large calls, otherwise once the caller's first tasks predict enough work left
-//!   ([`Engage`]);
+//!   ([`Engage`]), and a sleeping one not for a job smaller than twice one whose wake cost more
+//!   than it saved ([`wake_failed`]);
 //! - a worker that finds itself on the very CPU its job was opened from (where the system woke
 //!   it, most often) gives that CPU back rather than preempt the caller, a few times at most
 //!   ([`placement`](super::placement));
@@ -133,6 +134,51 @@ fn next_wake_to_help(estimate: Duration, sample: Duration) -> Duration {
     }
 }
 
+/// The longest work left a failed wake keeps later jobs from waking for (see
+/// [`next_wake_refusal`]): jobs with more left than this always may, whatever wakes did before.
+const WAKE_REFUSAL_MAX: Duration = Duration::from_millis(2);
+
+/// How fast a refusal to wake ([`next_wake_refusal`]) wears off while no wake fails again: it
+/// halves every this long, so that a pool that saw a wake cost more than it saved tries again
+/// about once a second for jobs of that size (each such try costs one call what that wake did).
+const WAKE_REFUSAL_HALF_LIFE: Duration = Duration::from_millis(500);
+
+/// Whether a job that took `took` with a helper it woke gained nothing from the wake: `alone` is
+/// what its calling thread would have taken for every task at the pace it ran its own (the first
+/// tasks' pace alone, which decides the wake, overstates it: those run with cold caches, and
+/// after a pause of 3 ms the wakes that did not pay took less than it predicted).
+///
+/// The time a wake takes to bring a worker to its seat ([`next_wake_to_help`]) is not all that a
+/// wake costs. Where the system places the woken worker on the caller's CPU, or halts a waiting
+/// thread's virtual CPU, the caller can also lose its CPU to the worker, spend tens of
+/// microseconds inside the wake's system call, or wait at the end for a late worker's last task
+/// and be woken in turn. On the 2-core Intel Xeon VMs here, calls of 40-300 µs each made after a
+/// pause of 3 ms (the worker asleep), by whether they woke it: GatherElements of 118363 f64
+/// values (1 thread 135 µs) 134 µs not woken, 142-149 µs woken and not helped, 205 µs helped; a
+/// GatherElements of 53410 u64 values (44 µs) 43 µs not woken, 88 µs woken; a ScatterND (125 µs)
+/// 141 µs not woken, 240-325 µs woken. The worker's seat came 35-60 µs after the wake all the
+/// while, so the pool kept waking for such calls in two of five.
+fn wake_failed(alone: Duration, took: Duration) -> bool {
+    took >= alone
+}
+
+/// The work left below which jobs do not wake a helper, after a wake for a job that predicted
+/// `predicted_left` when it woke failed ([`wake_failed`]), where the refusal stood at `refusal`
+/// (as it stands now, [`decayed_wake_refusal`]): twice that job's, so that repeated failures
+/// soon stop wakes for the sizes they come at, at most [`WAKE_REFUSAL_MAX`].
+fn next_wake_refusal(refusal: Duration, predicted_left: Duration) -> Duration {
+    refusal.max(predicted_left.saturating_mul(2).min(WAKE_REFUSAL_MAX))
+}
+
+/// `refusal`, learnt `since` ago, as it stands now: halved for every [`WAKE_REFUSAL_HALF_LIFE`].
+fn decayed_wake_refusal(refusal: Duration, since: Duration) -> Duration {
+    let halvings = since.as_nanos() / WAKE_REFUSAL_HALF_LIFE.as_nanos();
+    match u32::try_from(halvings) {
+        Ok(h) if h < 32 => refusal / (1u32 << h),
+        _ => Duration::ZERO,
+    }
+}
+
 /// How far helpers have joined a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Joined {
@@ -147,8 +193,7 @@ enum Joined {
 /// How far helpers should have joined a job whose calling thread finished `done` tasks in
 /// `elapsed` with `left` not yet claimed: the rest is predicted at the caller's own pace.
 fn helpers_worth(elapsed: Duration, done: u32, left: usize, wake_worth: Duration) -> Joined {
-    let left = u32::try_from(left).unwrap_or(u32::MAX);
-    let predicted = (elapsed / done.max(1)).saturating_mul(left);
+    let predicted = predicted_left(elapsed, done, left);
     if predicted >= wake_worth {
         Joined::Woken
     } else if predicted >= HELP_WORTH {
@@ -156,6 +201,13 @@ fn helpers_worth(elapsed: Duration, done: u32, left: usize, wake_worth: Duration
     } else {
         Joined::No
     }
+}
+
+/// The time `left` tasks take at the pace of `done` tasks in `elapsed` (nothing when none is
+/// done yet).
+fn predicted_left(elapsed: Duration, done: u32, left: usize) -> Duration {
+    let left = u32::try_from(left).unwrap_or(u32::MAX);
+    (elapsed / done.max(1)).saturating_mul(left)
 }
 
 /// How many tasks the calling thread claims next, after a claim that left helpers `joined` to the
@@ -330,6 +382,11 @@ pub(crate) struct Pool {
     wake_to_help_ns: AtomicU64,
     /// When `wake_to_help_ns` was last learnt, in nanoseconds since `epoch`.
     wake_learnt_at: AtomicU64,
+    /// Work left below which jobs do not wake helpers, after wakes that cost more than they
+    /// saved ([`next_wake_refusal`]), in nanoseconds; 0 until one does.
+    wake_refusal_ns: AtomicU64,
+    /// When `wake_refusal_ns` was last raised, in nanoseconds since `epoch`.
+    wake_refused_at: AtomicU64,
     /// The origin of the jobs' `woken_at` times.
     epoch: Instant,
 }
@@ -349,6 +406,8 @@ impl Pool {
             sleeping: AtomicUsize::new(0),
             wake_to_help_ns: AtomicU64::new(WAKE_TO_HELP_FIRST_GUESS.as_nanos() as u64),
             wake_learnt_at: AtomicU64::new(0),
+            wake_refusal_ns: AtomicU64::new(0),
+            wake_refused_at: AtomicU64::new(0),
             epoch: Instant::now(),
         }
     }
@@ -425,28 +484,39 @@ impl Pool {
             woken_at: AtomicU64::new(0),
         });
         let mut joined = match engage {
-            Engage::Wake => self.open(&job, helpers, Joined::No, true),
-            Engage::Open => self.open(&job, helpers, Joined::No, false),
+            Engage::Wake => self.open(&job, helpers, Joined::No, true).0,
+            Engage::Open => self.open(&job, helpers, Joined::No, false).0,
             Engage::Measured => Joined::No,
         };
         let start = Instant::now();
         // Read once per call: it moves only as wakes are learnt, or over 100 ms.
         let wake_worth = self.wake_worth();
+        // The work left that this job predicted when it woke a sleeping helper, if it did.
+        let mut woke_for = None;
+        // The calling thread's time in its tasks: its pace, which says how long it would have
+        // taken alone ([`wake_failed`]).
+        let mut busy = Duration::ZERO;
         let mut done = 0u32;
         let mut claim = 1;
         while let Some(claimed) = job.claim(End::Front, claim) {
             let count = claimed.len() as u32; // at most `tasks`, which fits (checked above)
+            let began = Instant::now();
             job.run_tasks(claimed);
+            busy += began.elapsed();
             done = done.saturating_add(count);
             if joined != Joined::Woken {
-                match (
-                    joined,
-                    helpers_worth(start.elapsed(), done, job.left(), wake_worth),
-                ) {
+                let elapsed = start.elapsed();
+                match (joined, helpers_worth(elapsed, done, job.left(), wake_worth)) {
                     (Joined::No, Joined::Open) => {
-                        joined = self.open(&job, helpers, joined, false);
+                        joined = self.open(&job, helpers, joined, false).0;
                     }
-                    (_, Joined::Woken) => joined = self.open(&job, helpers, joined, true),
+                    (_, Joined::Woken) => {
+                        let woke;
+                        (joined, woke) = self.open(&job, helpers, joined, true);
+                        if woke {
+                            woke_for = Some(predicted_left(elapsed, done, job.left()));
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -485,6 +555,13 @@ impl Pool {
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
         }
         drop(queue);
+        if let Some(predicted_left) = woke_for {
+            // Cannot truncate: `run` takes at most u32::MAX tasks (checked above).
+            let alone = (busy / done.max(1)).saturating_mul(tasks as u32);
+            if wake_failed(alone, start.elapsed()) {
+                self.refuse_wakes_below(predicted_left);
+            }
+        }
         if job.panicked.load(Ordering::Relaxed) {
             panic!("a gatherkit task panicked on a worker thread");
         }
@@ -492,7 +569,13 @@ impl Pool {
 
     /// Opens `job` to `helpers` workers (queues it, when helpers have not `joined` it yet) and,
     /// with `wake`, wakes as many sleeping ones. Returns how far helpers have now joined.
-    fn open(&'static self, job: &Arc<Job>, helpers: usize, joined: Joined, wake: bool) -> Joined {
+    fn open(
+        &'static self,
+        job: &Arc<Job>,
+        helpers: usize,
+        joined: Joined,
+        wake: bool,
+    ) -> (Joined, bool) {
         self.start_workers(helpers);
         // Asked before the lock is taken (on some systems it is a system call), and again when
         // the job wakes workers after it was opened: the caller may have moved meanwhile.
@@ -536,24 +619,45 @@ impl Pool {
             self.work_available.notify_one();
         }
         if wake {
-            Joined::Woken
+            (Joined::Woken, to_wake > 0)
         } else {
-            Joined::Open
+            (Joined::Open, false)
         }
     }
 
     /// Predicted work left from which a job wakes sleeping helpers: [`WAKE_WORTH`], or twice
     /// what wakes have recently taken to bring help where that is longer.
     fn wake_worth(&self) -> Duration {
-        WAKE_WORTH.max(self.wake_to_help().saturating_mul(2))
+        let now = self.since_epoch_ns();
+        WAKE_WORTH
+            .max(self.wake_to_help_at(now).saturating_mul(2))
+            .max(self.wake_refusal_at(now))
     }
 
-    /// What a wake is taken to bring help in now ([`decayed_wake_to_help`]).
-    fn wake_to_help(&self) -> Duration {
-        self.wake_to_help_at(self.since_epoch_ns())
+    /// The work left below which jobs do not wake helpers at `now` (nanoseconds since the
+    /// epoch): what failed wakes taught ([`next_wake_refusal`]), worn off since
+    /// ([`decayed_wake_refusal`]).
+    fn wake_refusal_at(&self, now: u64) -> Duration {
+        let refusal = Duration::from_nanos(self.wake_refusal_ns.load(Ordering::Relaxed));
+        let since = now.saturating_sub(self.wake_refused_at.load(Ordering::Relaxed));
+        decayed_wake_refusal(refusal, Duration::from_nanos(since))
     }
 
-    /// [`Pool::wake_to_help`] at `now` (nanoseconds since the epoch).
+    /// Tells the pool that a wake for a job with `predicted_left` of work left cost more than it
+    /// saved ([`wake_failed`]).
+    fn refuse_wakes_below(&self, predicted_left: Duration) {
+        let now = self.since_epoch_ns();
+        let next = next_wake_refusal(self.wake_refusal_at(now), predicted_left);
+        // A race with another job's update loses one of them: a hint either way.
+        self.wake_refusal_ns.store(
+            u64::try_from(next.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        self.wake_refused_at.store(now, Ordering::Relaxed);
+    }
+
+    /// What a wake is taken to bring help in at `now` (nanoseconds since the epoch;
+    /// [`decayed_wake_to_help`]).
     fn wake_to_help_at(&self, now: u64) -> Duration {
         let estimate = Duration::from_nanos(self.wake_to_help_ns.load(Ordering::Relaxed));
         let learnt_at = self.wake_learnt_at.load(Ordering::Relaxed);
@@ -787,6 +891,61 @@ mod tests {
     }
 
     #[test]
+    fn a_wake_fails_when_the_job_took_as_long_as_its_caller_alone_would_have() {
+        let us = Duration::from_micros;
+        assert!(wake_failed(us(135), us(205)));
+        assert!(wake_failed(us(135), us(135)));
+        assert!(!wake_failed(us(135), us(90)));
+    }
+
+    #[test]
+    fn a_failed_wake_refuses_wakes_for_twice_its_work_left_and_wears_off() {
+        let us = Duration::from_micros;
+        // Twice the failed job's work left, never below what already stands, at most the cap.
+        assert_eq!(next_wake_refusal(Duration::ZERO, us(128)), us(256));
+        assert_eq!(next_wake_refusal(us(400), us(128)), us(400));
+        assert_eq!(next_wake_refusal(us(256), us(256)), us(512));
+        assert_eq!(
+            next_wake_refusal(Duration::ZERO, Duration::MAX),
+            WAKE_REFUSAL_MAX
+        );
+        // Halved every half-life; nothing left after 32 of them.
+        let half_life = WAKE_REFUSAL_HALF_LIFE;
+        assert_eq!(decayed_wake_refusal(us(512), Duration::ZERO), us(512));
+        assert_eq!(decayed_wake_refusal(us(512), half_life - us(1)), us(512));
+        assert_eq!(decayed_wake_refusal(us(512), half_life), us(256));
+        assert_eq!(decayed_wake_refusal(us(512), half_life * 3), us(64));
+        assert_eq!(
+            decayed_wake_refusal(us(512), half_life * 32),
+            Duration::ZERO
+        );
+        assert_eq!(decayed_wake_refusal(us(512), Duration::MAX), Duration::ZERO);
+    }
+
+    #[test]
+    fn after_a_wake_that_cost_more_than_it_saved_jobs_of_its_size_only_open() {
+        let us = Duration::from_micros;
+        let pool = Pool::new(0, 1);
+        assert_eq!(pool.wake_worth(), WAKE_WORTH);
+        // 16 tasks of 8 us: 120 us left after the first wakes a helper on a new pool.
+        let worth = |pool: &Pool| helpers_worth(us(8), 1, 15, pool.wake_worth());
+        assert_eq!(worth(&pool), Joined::Woken);
+        // That wake cost more than it saved: such a job now only opens to awake helpers, while
+        // one with twice as much left still wakes them.
+        pool.refuse_wakes_below(us(120));
+        let refused = pool.wake_worth();
+        assert!(refused >= us(240) && refused <= us(241), "{refused:?}");
+        assert_eq!(worth(&pool), Joined::Open);
+        assert_eq!(
+            helpers_worth(us(8), 1, 31, pool.wake_worth()),
+            Joined::Woken
+        );
+        // A later failure for a larger job raises the refusal again.
+        pool.refuse_wakes_below(us(248));
+        assert!(pool.wake_worth() >= us(495), "{:?}", pool.wake_worth());
+    }
+
+    #[test]
     fn a_job_wakes_workers_only_for_the_seats_left() {
         // A pool of its own whose one worker counts as started and asleep: `open` starts no
         // thread, and its wake reaches no one.
@@ -797,14 +956,17 @@ mod tests {
         // Opened before; an awake worker has since taken its one seat. Waking the sleeper would
         // wake it for nothing, and count as a wake that never helped.
         job.seats.store(0, Ordering::Relaxed);
-        assert_eq!(pool.open(&job, 1, Joined::Open, true), Joined::Woken);
         assert_eq!(
-            job.woken_at.load(Ordering::Relaxed),
-            0,
+            pool.open(&job, 1, Joined::Open, true),
+            (Joined::Woken, false),
             "no wake for no seat"
         );
+        assert_eq!(job.woken_at.load(Ordering::Relaxed), 0);
         job.seats.store(1, Ordering::Relaxed);
-        pool.open(&job, 1, Joined::Open, true);
+        assert_eq!(
+            pool.open(&job, 1, Joined::Open, true),
+            (Joined::Woken, true)
+        );
         assert_ne!(
             job.woken_at.load(Ordering::Relaxed),
             0,

@@ -133,7 +133,8 @@ pub(crate) fn split_at_two_threads((units, bytes_per_unit): (usize, usize)) -> (
 pub(crate) enum Engage {
     /// Once the calling thread's first chunks show the rest will take long enough: awake helpers
     /// from [`pool::HELP_WORTH`] of predicted work left, sleeping ones woken from
-    /// [`pool::WAKE_WORTH`] or twice what wakes have recently taken to bring help, if longer.
+    /// [`pool::WAKE_WORTH`], twice what wakes have recently taken to bring help, or what wakes
+    /// that cost more than they saved refuse, whichever is longest.
     Measured,
     /// Awake helpers at once, sleeping ones woken as for `Measured`.
     Open,

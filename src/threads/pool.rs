@@ -139,14 +139,15 @@ fn next_wake_to_help(estimate: Duration, sample: Duration) -> Duration {
 const WAKE_REFUSAL_MAX: Duration = Duration::from_millis(2);
 
 /// How fast a refusal to wake ([`next_wake_refusal`]) wears off while no wake fails again: it
-/// halves every this long, so that a pool that saw a wake cost more than it saved tries again
-/// about once a second for jobs of that size (each such try costs one call what that wake did).
+/// halves every this long, so that a pool that saw a wake cost more than it saved tries one again
+/// after half a second for jobs of that size, after a second for jobs half as large (each such
+/// try costs one call what that wake did).
 const WAKE_REFUSAL_HALF_LIFE: Duration = Duration::from_millis(500);
 
-/// Whether a job that took `took` with a helper it woke gained nothing from the wake: `alone` is
-/// what its calling thread would have taken for every task at the pace it ran its own (the first
-/// tasks' pace alone, which decides the wake, overstates it: those run with cold caches, and
-/// after a pause of 3 ms the wakes that did not pay took less than it predicted).
+/// Whether a job that woke a helper and took `took` gained nothing from its helpers: `alone` is
+/// what its calling thread would have taken for every task at the pace it ran its own
+/// ([`alone_time`]). With one worker (2 cores) that is what the wake gained; with more, an awake
+/// helper's gain can hide a wake that did not pay, and only the job as a whole is judged.
 ///
 /// The time a wake takes to bring a worker to its seat ([`next_wake_to_help`]) is not all that a
 /// wake costs. Where the system places the woken worker on the caller's CPU, or halts a waiting
@@ -162,10 +163,20 @@ fn wake_failed(alone: Duration, took: Duration) -> bool {
     took >= alone
 }
 
+/// What `busy`, the calling thread's time in the `done` tasks it ran itself, says it would have
+/// taken for all `tasks` alone. The pace of its first tasks alone, which decides the wake
+/// ([`predicted_left`]), overstates it: those run with cold caches, and after a pause of 3 ms the
+/// wakes that did not pay took less than that predicted.
+fn alone_time(busy: Duration, done: u32, tasks: u32) -> Duration {
+    (busy / done.max(1)).saturating_mul(tasks)
+}
+
 /// The work left below which jobs do not wake a helper, after a wake for a job that predicted
 /// `predicted_left` when it woke failed ([`wake_failed`]), where the refusal stood at `refusal`
-/// (as it stands now, [`decayed_wake_refusal`]): twice that job's, so that repeated failures
-/// soon stop wakes for the sizes they come at, at most [`WAKE_REFUSAL_MAX`].
+/// (as it stands now, [`decayed_wake_refusal`]): twice that job's, at most
+/// [`WAKE_REFUSAL_MAX`]. Twice, because a job's work left is predicted from its first tasks and
+/// the next job of that size may predict somewhat more: the refusal must still cover it one
+/// half-life later, when it has halved to the failed job's own.
 fn next_wake_refusal(refusal: Duration, predicted_left: Duration) -> Duration {
     refusal.max(predicted_left.saturating_mul(2).min(WAKE_REFUSAL_MAX))
 }
@@ -190,10 +201,9 @@ enum Joined {
     Woken,
 }
 
-/// How far helpers should have joined a job whose calling thread finished `done` tasks in
-/// `elapsed` with `left` not yet claimed: the rest is predicted at the caller's own pace.
-fn helpers_worth(elapsed: Duration, done: u32, left: usize, wake_worth: Duration) -> Joined {
-    let predicted = predicted_left(elapsed, done, left);
+/// How far helpers should have joined a job whose work left is `predicted` at the calling
+/// thread's own pace ([`predicted_left`]).
+fn helpers_worth(predicted: Duration, wake_worth: Duration) -> Joined {
     if predicted >= wake_worth {
         Joined::Woken
     } else if predicted >= HELP_WORTH {
@@ -393,7 +403,7 @@ pub(crate) struct Pool {
     /// Work left below which jobs do not wake helpers, after wakes that cost more than they
     /// saved ([`next_wake_refusal`]), in nanoseconds; 0 until one does.
     wake_refusal_ns: AtomicU64,
-    /// When `wake_refusal_ns` was last raised, in nanoseconds since `epoch`.
+    /// When `wake_refusal_ns` was last set, in nanoseconds since `epoch`.
     wake_refused_at: AtomicU64,
     /// The origin of the jobs' `woken_at` times.
     epoch: Instant,
@@ -497,8 +507,9 @@ impl Pool {
             Engage::Measured => Joined::No,
         };
         let start = Instant::now();
-        // Read once per call: it moves only as wakes are learnt, or over 100 ms.
-        let wake_worth = self.wake_worth();
+        // Read once per call: it moves only as wakes are learnt, or as what was learnt wears off
+        // (over 100 or 500 ms).
+        let wake_worth = self.wake_worth_at(self.since_epoch_ns());
         // The work left that this job predicted when it woke a sleeping helper, if it did.
         let mut woke_for = None;
         // The calling thread's time in its tasks: its pace, which says how long it would have
@@ -510,11 +521,12 @@ impl Pool {
             let count = claimed.len() as u32; // at most `tasks`, which fits (checked above)
             let began = Instant::now();
             job.run_tasks(claimed);
-            busy += began.elapsed();
+            let ended = Instant::now();
+            busy += ended - began;
             done = done.saturating_add(count);
             if joined != Joined::Woken {
-                let elapsed = start.elapsed();
-                match (joined, helpers_worth(elapsed, done, job.left(), wake_worth)) {
+                let predicted = predicted_left(ended - start, done, job.left());
+                match (joined, helpers_worth(predicted, wake_worth)) {
                     (Joined::No, Joined::Open) => {
                         joined = self.open(&job, helpers, joined, false).0;
                     }
@@ -522,7 +534,7 @@ impl Pool {
                         let woke;
                         (joined, woke) = self.open(&job, helpers, joined, true);
                         if woke {
-                            woke_for = Some(predicted_left(elapsed, done, job.left()));
+                            woke_for = Some(predicted);
                         }
                     }
                     _ => {}
@@ -565,9 +577,9 @@ impl Pool {
         drop(queue);
         if let Some(predicted_left) = woke_for {
             // Cannot truncate: `run` takes at most u32::MAX tasks (checked above).
-            let alone = (busy / done.max(1)).saturating_mul(tasks as u32);
+            let alone = alone_time(busy, done, tasks as u32);
             if wake_failed(alone, start.elapsed()) {
-                self.refuse_wakes_below(predicted_left);
+                self.refuse_wakes_below_at(predicted_left, self.since_epoch_ns());
             }
         }
         if job.panicked.load(Ordering::Relaxed) {
@@ -633,10 +645,10 @@ impl Pool {
         }
     }
 
-    /// Predicted work left from which a job wakes sleeping helpers: [`WAKE_WORTH`], or twice
-    /// what wakes have recently taken to bring help where that is longer.
-    fn wake_worth(&self) -> Duration {
-        let now = self.since_epoch_ns();
+    /// Predicted work left from which a job wakes sleeping helpers at `now` (nanoseconds since
+    /// the epoch): [`WAKE_WORTH`], twice what wakes have recently taken to bring help, or what
+    /// failed wakes refuse ([`next_wake_refusal`]), whichever is longest.
+    fn wake_worth_at(&self, now: u64) -> Duration {
         WAKE_WORTH
             .max(self.wake_to_help_at(now).saturating_mul(2))
             .max(self.wake_refusal_at(now))
@@ -651,16 +663,16 @@ impl Pool {
         decayed_wake_refusal(refusal, Duration::from_nanos(since))
     }
 
-    /// Whether some worker is looking for work rather than asleep (a hint: either may change
-    /// right after; a worker that failed to start counts as neither).
+    /// Whether some worker is not asleep: looking for work, or busy with another call's job
+    /// (a hint: either may change right after; a worker that failed to start counts as
+    /// neither).
     fn a_worker_is_awake(&self) -> bool {
         self.sleeping.load(Ordering::Relaxed) < self.started.load(Ordering::Relaxed)
     }
 
     /// Tells the pool that a wake for a job with `predicted_left` of work left cost more than it
-    /// saved ([`wake_failed`]).
-    fn refuse_wakes_below(&self, predicted_left: Duration) {
-        let now = self.since_epoch_ns();
+    /// saved ([`wake_failed`]), at `now` (nanoseconds since the epoch).
+    fn refuse_wakes_below_at(&self, predicted_left: Duration, now: u64) {
         let next = next_wake_refusal(self.wake_refusal_at(now), predicted_left);
         // A race with another job's update loses one of them: a hint either way.
         self.wake_refusal_ns.store(
@@ -852,14 +864,21 @@ mod tests {
         let us = Duration::from_micros;
         // 10 us per task so far: 3 tasks left are 30 us (alone), 4 are 40 (open to an awake
         // helper), 6 are 60 (wake one).
-        let worth = |elapsed, done, left| helpers_worth(elapsed, done, left, WAKE_WORTH);
+        let worth =
+            |elapsed, done, left| helpers_worth(predicted_left(elapsed, done, left), WAKE_WORTH);
         assert_eq!(worth(us(10), 1, 3), Joined::No);
         assert_eq!(worth(us(10), 1, 4), Joined::Open);
         assert_eq!(worth(us(20), 2, 5), Joined::Open);
         assert_eq!(worth(us(20), 2, 6), Joined::Woken);
         // Where wakes were learnt to take 100 us, 6 tasks of 10 us only open the job.
-        assert_eq!(helpers_worth(us(20), 2, 6, us(200)), Joined::Open);
-        assert_eq!(helpers_worth(us(20), 2, 20, us(200)), Joined::Woken);
+        assert_eq!(
+            helpers_worth(predicted_left(us(20), 2, 6), us(200)),
+            Joined::Open
+        );
+        assert_eq!(
+            helpers_worth(predicted_left(us(20), 2, 20), us(200)),
+            Joined::Woken
+        );
         // Nothing left, or nothing done yet, predicts nothing; huge counts saturate.
         assert_eq!(worth(us(1000), 3, 0), Joined::No);
         assert_eq!(worth(us(0), 0, 100), Joined::No);
@@ -884,7 +903,7 @@ mod tests {
         assert!(estimate > us(145) && estimate <= us(150), "{estimate:?}");
 
         let pool = Pool::new(0, 1);
-        assert_eq!(pool.wake_worth(), WAKE_WORTH);
+        assert_eq!(pool.wake_worth_at(pool.since_epoch_ns()), WAKE_WORTH);
         // A job woken 400 us ago whose worker never joined: the pool learns the wake took that
         // long (at least), once.
         let job = job_of(0);
@@ -892,7 +911,7 @@ mod tests {
         job.woken_at
             .store(pool.since_epoch_ns() - 399_999, Ordering::Relaxed);
         pool.learn_wake(&job);
-        let learnt = pool.wake_worth();
+        let learnt = pool.wake_worth_at(pool.since_epoch_ns());
         // 30 + (>= 400 - 30) / 4 >= 122.5 us, twice that >= 245 us.
         assert!(learnt >= us(245), "{learnt:?}");
         let raw = pool.wake_to_help_ns.load(Ordering::Relaxed);
@@ -910,6 +929,11 @@ mod tests {
         assert!(wake_failed(us(135), us(205)));
         assert!(wake_failed(us(135), us(135)));
         assert!(!wake_failed(us(135), us(90)));
+        // The caller ran 4 of 16 tasks in 40 us: alone, all 16 would have taken 160 us.
+        assert_eq!(alone_time(us(40), 4, 16), us(160));
+        assert_eq!(alone_time(us(40), 16, 16), us(40));
+        assert_eq!(alone_time(us(40), 0, 16), us(640), "no division by zero");
+        assert_eq!(alone_time(Duration::MAX, 1, 2), Duration::MAX, "saturates");
     }
 
     #[test]
@@ -939,24 +963,33 @@ mod tests {
     #[test]
     fn after_a_wake_that_cost_more_than_it_saved_jobs_of_its_size_only_open() {
         let us = Duration::from_micros;
+        let ms = |n: u64| n * 1_000_000;
         let pool = Pool::new(0, 1);
-        assert_eq!(pool.wake_worth(), WAKE_WORTH);
+        let worth_at = |now| pool.wake_worth_at(now);
+        assert_eq!(worth_at(ms(1)), WAKE_WORTH);
         // 16 tasks of 8 us: 120 us left after the first wakes a helper on a new pool.
-        let worth = |pool: &Pool| helpers_worth(us(8), 1, 15, pool.wake_worth());
-        assert_eq!(worth(&pool), Joined::Woken);
-        // That wake cost more than it saved: such a job now only opens to awake helpers, while
-        // one with twice as much left still wakes them.
-        pool.refuse_wakes_below(us(120));
-        let refused = pool.wake_worth();
-        assert!(refused >= us(240) && refused <= us(241), "{refused:?}");
-        assert_eq!(worth(&pool), Joined::Open);
+        let left_after_one = predicted_left(us(8), 1, 15);
         assert_eq!(
-            helpers_worth(us(8), 1, 31, pool.wake_worth()),
+            helpers_worth(left_after_one, worth_at(ms(1))),
             Joined::Woken
         );
-        // A later failure for a larger job raises the refusal again.
-        pool.refuse_wakes_below(us(248));
-        assert!(pool.wake_worth() >= us(495), "{:?}", pool.wake_worth());
+        // That wake cost more than it saved: such a job now only opens to awake helpers, while
+        // one with twice as much left still wakes them.
+        pool.refuse_wakes_below_at(left_after_one, ms(1));
+        assert_eq!(worth_at(ms(1)), us(240));
+        assert_eq!(helpers_worth(left_after_one, worth_at(ms(1))), Joined::Open);
+        let twice_as_much = predicted_left(us(8), 1, 30);
+        assert_eq!(helpers_worth(twice_as_much, worth_at(ms(1))), Joined::Woken);
+        // Half a second later the refusal has halved, and such a job wakes helpers again.
+        assert_eq!(worth_at(ms(501)), us(120));
+        assert_eq!(
+            helpers_worth(left_after_one, worth_at(ms(501))),
+            Joined::Woken
+        );
+        // A failure for a larger job sets a larger refusal, from its own time on.
+        pool.refuse_wakes_below_at(us(248), ms(2));
+        assert_eq!(worth_at(ms(2)), us(496));
+        assert_eq!(worth_at(ms(502)), us(248));
     }
 
     #[test]
@@ -1090,7 +1123,7 @@ mod tests {
     }
 
     #[test]
-    fn the_caller_claims_the_rest_at_once_only_while_the_job_is_not_open_to_helpers() {
+    fn the_caller_claims_the_rest_at_once_only_while_no_helper_can_join() {
         for awake in [true, false] {
             let job = job_of(9);
             assert_eq!(job.claim(End::Front, 1), Some(0..1));

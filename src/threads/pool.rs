@@ -158,7 +158,7 @@ const WAKE_REFUSAL_HALF_LIFE: Duration = Duration::from_millis(500);
 /// values (1 thread 135 µs) 134 µs not woken, 142-149 µs woken and not helped, 205 µs helped; a
 /// GatherElements of 53410 u64 values (44 µs) 43 µs not woken, 88 µs woken; a ScatterND (125 µs)
 /// 141 µs not woken, 240-325 µs woken. The worker's seat came 35-60 µs after the wake all the
-/// while, so the pool kept waking for such calls in two of five.
+/// while, so the pool kept waking for up to half of such calls.
 fn wake_failed(alone: Duration, took: Duration) -> bool {
     took >= alone
 }

@@ -22,9 +22,9 @@
 //! 0.72-0.79x the time. On the race's rows, the Intel Xeon's gathers took 1.15-1.27x the block
 //! loop's time with everything in cache, and 0.67-0.82x evicted (twelve races in a process, two
 //! processes). The race takes 1.8-2.3 ms there (0.9 ms evicting, 0.8 ms the runs, the rest
-//! setting up the buffers), paid by the first GatherElements call of a process (other threads that
-//! need the answer meanwhile wait for it). It has not run on a Zen 4 yet; there W1 itself, which
-//! it copies, took 1.21x as long with the gathers.
+//! setting up the buffers), paid by the first GatherElements call of a process whose rows the
+//! gathers take (other threads that need the answer meanwhile wait for it). It has not run on a
+//! Zen 4 yet; there W1 itself, which it copies, took 1.21x as long with the gathers.
 
 use super::gathers::gathers_take;
 use super::strided_rows::{ChosenRows, StridedRows};
@@ -159,8 +159,8 @@ fn race() -> (Duration, Duration) {
     let out = line_aligned(&mut out_buffer, values);
     let mut copy = IndexCopy::<i64>::new();
     let rows = race_rows();
-    let with_gathers = rows.chosen_where::<u32, i64>(false, true);
-    let without = rows.chosen_where::<u32, i64>(false, false);
+    let with_gathers = rows.chosen_where::<u32, i64>(false, || true);
+    let without = rows.chosen_where::<u32, i64>(false, || false);
     debug_assert!(gathers_take::<u32, i64>(&rows));
     let unordered = has_clflushopt();
     let mut run = |rows: &ChosenRows| {

@@ -177,21 +177,22 @@ enum RowsLoop {
 impl StridedRows {
     /// These rows with the loop that gathers them on this CPU, for elements `E` and index values
     /// `I`: [`StridedRows::chosen_where`], with the gather instructions where the race of
-    /// [`gather_speed`] found that they pay on this core.
+    /// [`gather_speed`] found that they pay on this core. The race runs (once per process, about
+    /// 2 ms) only for rows the gathers would take.
     pub(super) fn chosen<E: RawElement, I: IndexElement>(
         self,
         first_reads_dominate: bool,
     ) -> ChosenRows {
         #[cfg(target_arch = "x86_64")]
-        let gathers_pay = gather_speed::gathers_pay();
+        let gathers_pay = gather_speed::gathers_pay;
         #[cfg(not(target_arch = "x86_64"))]
-        let gathers_pay = false;
+        let gathers_pay = || false;
         self.chosen_where::<E, I>(first_reads_dominate, gathers_pay)
     }
 
     /// These rows with the loop that gathers them, for elements `E` and index values `I`: where
-    /// `gathers_pay` and the CPU has them ([`isa::gather_instructions`]), the gather instructions
-    /// for the rows they take, else, where the lanes take them and the CPU has AVX2, the branching
+    /// the CPU has them ([`isa::gather_instructions`]) and `gathers_pay()` (asked only then, and
+    /// only for rows they take), the gather instructions, else, where the lanes take them and the CPU has AVX2, the branching
     /// loop for the rows along the axis it takes ([`branching::branching_takes`], no reads asked
     /// for ahead) and the lanes loop for the others, else the block loop. `first_reads_dominate`
     /// is [`lanes::first_reads_dominate`] of the call (whether the lanes ask for reads ahead over
@@ -204,27 +205,29 @@ impl StridedRows {
     pub(super) fn chosen_where<E: RawElement, I: IndexElement>(
         self,
         first_reads_dominate: bool,
-        gathers_pay: bool,
+        gathers_pay: impl FnOnce() -> bool,
     ) -> ChosenRows {
         #[cfg(target_arch = "x86_64")]
         let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self, first_reads_dominate);
         #[cfg(target_arch = "x86_64")]
-        let gather_loop =
-            if gathers_pay && isa::gather_instructions() && gathers::gathers_take::<E, I>(&self) {
-                RowsLoop::Gathers
-            } else if self.takes_lanes::<E, I>() && isa::avx2() {
-                let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
-                if self.inner_stride == 0
-                    && branching::branching_takes::<I>(span_bytes)
-                    && lanes_lookahead == 0
-                {
-                    RowsLoop::Branching
-                } else {
-                    RowsLoop::Lanes
-                }
+        let gather_loop = if isa::gather_instructions()
+            && gathers::gathers_take::<E, I>(&self)
+            && gathers_pay()
+        {
+            RowsLoop::Gathers
+        } else if self.takes_lanes::<E, I>() && isa::avx2() {
+            let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
+            if self.inner_stride == 0
+                && branching::branching_takes::<I>(span_bytes)
+                && lanes_lookahead == 0
+            {
+                RowsLoop::Branching
             } else {
-                RowsLoop::Blocks
-            };
+                RowsLoop::Lanes
+            }
+        } else {
+            RowsLoop::Blocks
+        };
         #[cfg(not(target_arch = "x86_64"))]
         let gather_loop = RowsLoop::Blocks;
         let element_size = std::mem::size_of::<E>();
@@ -814,11 +817,11 @@ pub(super) mod tests {
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::isa::avx2() {
             let loop_of =
-                |rows: StridedRows| rows.chosen_where::<u32, i64>(false, false).gather_loop;
+                |rows: StridedRows| rows.chosen_where::<u32, i64>(false, || false).gather_loop;
             assert_eq!(loop_of(near), RowsLoop::Branching);
             // int32 values, or data an L1 holds (16 KiB): the lanes.
             assert_eq!(
-                near.chosen_where::<u16, i32>(false, false).gather_loop,
+                near.chosen_where::<u16, i32>(false, || false).gather_loop,
                 RowsLoop::Lanes
             );
             assert_eq!(loop_of(one_d(50_000, 4096)), RowsLoop::Lanes);
@@ -862,13 +865,24 @@ pub(super) mod tests {
         #[cfg(not(target_arch = "x86_64"))]
         let gathers_or_blocks = RowsLoop::Blocks;
         let loop_of = |rows: StridedRows, gathers_pay| {
-            rows.chosen_where::<u32, i64>(false, gathers_pay)
+            rows.chosen_where::<u32, i64>(false, || gathers_pay)
                 .gather_loop
         };
         assert_eq!(loop_of(w1, true), gathers_or_blocks);
         assert_eq!(loop_of(w1, false), RowsLoop::Blocks);
-        // Rows of 8 the gathers do not take, whether or not they pay.
+        // Rows of 8 the gathers do not take, whether or not they pay; nor is it asked for them
+        // (on a CPU with the gathers, `chosen` would run the race for nothing).
         assert_eq!(loop_of(rows_along(4, 8, 512), true), RowsLoop::Blocks);
+        let asked = std::cell::Cell::new(false);
+        let short = rows_along(4, 8, 512).chosen_where::<u32, i64>(false, || {
+            asked.set(true);
+            true
+        });
+        assert_eq!(short.gather_loop, RowsLoop::Blocks);
+        assert!(
+            !asked.get(),
+            "asked whether the gathers pay for rows they do not take"
+        );
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -877,8 +891,8 @@ pub(super) mod tests {
         // What the race of `gather_speed` times: its rows with the gathers (where the CPU has
         // them) and without, the block loop asking for nothing ahead, as in W1.
         let rows = super::super::gather_speed::race_rows();
-        let with = rows.chosen_where::<u32, i64>(false, true);
-        let without = rows.chosen_where::<u32, i64>(false, false);
+        let with = rows.chosen_where::<u32, i64>(false, || true);
+        let without = rows.chosen_where::<u32, i64>(false, || false);
         if isa::gather_instructions() {
             assert_eq!(with.gather_loop, RowsLoop::Gathers);
         }

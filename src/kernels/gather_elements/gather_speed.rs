@@ -28,6 +28,7 @@
 
 use super::gathers::gathers_take;
 use super::strided_rows::{ChosenRows, StridedRows};
+use crate::kernels::cache::LINE;
 use crate::kernels::resolve::IndexCopy;
 use std::arch::x86_64::{_mm_clflush, _mm_mfence};
 use std::mem::MaybeUninit;
@@ -94,7 +95,7 @@ const LINE_ELEMENTS: usize = 16;
 /// their line raced at 0.86-0.92x where the aligned rows raced at 0.78-0.81x on the Intel Xeon).
 fn line_aligned<T>(buffer: &mut [T], len: usize) -> &mut [T] {
     let spare = buffer.len() - len;
-    let start = buffer.as_ptr().align_offset(64).min(spare);
+    let start = buffer.as_ptr().align_offset(LINE).min(spare);
     &mut buffer[start..start + len]
 }
 
@@ -107,7 +108,7 @@ fn evict<T>(buffer: &[T], unordered: bool) {
     let bytes = buffer.as_ptr().cast::<u8>();
     let len = std::mem::size_of_val(buffer);
     // The last byte too: its line starts past the last step when `buffer` is not line-aligned.
-    for offset in (0..len).step_by(64).chain(len.checked_sub(1)) {
+    for offset in (0..len).step_by(LINE).chain(len.checked_sub(1)) {
         // SAFETY: `offset` lies inside `buffer`; CLFLUSHOPT only where CPUID reports it (the
         // caller's `unordered`, from `has_clflushopt`), CLFLUSH (SSE2) on every x86-64 CPU.
         // Neither changes memory's contents, the stack or the flags.
@@ -209,7 +210,7 @@ mod tests {
                 let rows = race_rows();
                 assert!(gathers_take::<u32, i64>(&rows));
                 assert!(!rows.takes_lanes::<u32, i64>());
-                assert_eq!(rows.next_row_lines(4), RACE_ROW_LEN * 4 / 64);
+                assert_eq!(rows.next_row_lines(4), RACE_ROW_LEN * 4 / LINE);
                 assert_eq!(rows.next_row_lines_per_piece(4), 0);
             });
         }
@@ -221,7 +222,7 @@ mod tests {
         for skew in 0..LINE_ELEMENTS {
             let len = 100 - LINE_ELEMENTS - skew;
             let aligned = line_aligned(&mut buffer[skew..], len);
-            assert_eq!(aligned.as_ptr() as usize % 64, 0, "skew {skew}");
+            assert_eq!(aligned.as_ptr() as usize % LINE, 0, "skew {skew}");
             assert_eq!(aligned.len(), len);
         }
     }

@@ -518,19 +518,24 @@ impl Pool {
         // The work left that this job predicted when it woke a sleeping helper, if it did.
         let mut woke_for = None;
         // The calling thread's time in its tasks: its pace, which says how long it would have
-        // taken alone ([`wake_failed`]).
+        // taken alone ([`wake_failed`]). Until a wake, the caller does nothing else (but open
+        // the job), so that is all its time so far; after it, each claim is timed, and only in a
+        // job that woke a helper: the others never ask.
         let mut busy = Duration::ZERO;
         let mut done = 0u32;
         let mut claim = 1;
         while let Some(claimed) = job.claim(End::Front, claim) {
             let count = claimed.len() as u32; // at most `tasks`, which fits (checked above)
-            let began = Instant::now();
+            let began = woke_for.is_some().then(Instant::now);
             job.run_tasks(claimed);
-            let ended = Instant::now();
-            busy += ended - began;
+            if let Some(began) = began {
+                busy += began.elapsed();
+            }
             done = done.saturating_add(count);
             if joined != Joined::Woken {
-                let predicted = predicted_left(ended - start, done, job.left());
+                let elapsed = start.elapsed();
+                busy = elapsed;
+                let predicted = predicted_left(elapsed, done, job.left());
                 match (joined, helpers_worth(predicted, wake_worth)) {
                     (Joined::No, Joined::Open) => {
                         joined = self.open(&job, helpers, joined, false).0;

@@ -159,11 +159,11 @@ impl SliceHintCores {
     }
 }
 
-/// Whether this CPU is one of Intel's: what [`index_hints_pay`] and
-/// [`SliceHintCores::of_this_cpu`] follow. One CPUID instruction on the first call, a load
-/// after.
+/// Whether this CPU is one of Intel's: what [`index_hints_pay`],
+/// [`SliceHintCores::of_this_cpu`] and the gathers' race (GatherElements' `gather_speed`) follow.
+/// One CPUID instruction on the first call, a load after.
 #[inline]
-fn intel_core() -> bool {
+pub(crate) fn intel_core() -> bool {
     // 0: not read yet; 1: no; 2: yes.
     static INTEL: AtomicU8 = AtomicU8::new(0);
     match INTEL.load(Ordering::Relaxed) {

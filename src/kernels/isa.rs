@@ -1,9 +1,11 @@
-//! Which instruction-set variant of a kernel to run, decided at run time.
+//! Which instruction-set variant of a kernel to run, decided at run time, and who made the CPU.
 //!
 //! Fast variants are the same Rust loop compiled with more target features (so the compiler may
 //! use wider registers); the portable variant is always compiled and always available.
 //! `GATHERKIT_PORTABLE_KERNELS=1` in the environment forces the portable variants, which is how
 //! the test suite checks them on machines that have the fast ones.
+
+use std::sync::atomic::{AtomicU8, Ordering};
 
 #[cfg(target_arch = "x86_64")]
 fn portable_forced() -> bool {
@@ -59,8 +61,9 @@ pub(crate) use best_isa;
 /// cores it affects (Skylake to Tiger Lake and Ice Lake servers) makes every gather several times
 /// slower, and a VM may report such a core's model number for a newer one, so the model is no
 /// guide; where the kernel's report cannot be read (another OS, a kernel before 6.5), the gathers
-/// are not used. Read once per process. Whether they then outrun the other loops on this core is
-/// measured, not assumed (GatherElements' `gather_speed`).
+/// are not used. Read once per process. Whether they then take the rows is decided by a race
+/// against the other loops on this core, its close calls by what the maker's cores were measured
+/// to do (GatherElements' `gather_speed`).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn gather_instructions() -> bool {
     use std::sync::OnceLock;
@@ -112,6 +115,53 @@ fn gds_not_affected() -> bool {
     false
 }
 
+/// Whether this CPU is one of Intel's: what the index hints (`prefetch::index_hints_pay`), the
+/// slice hints (`prefetch::SliceHintCores`) and the close calls of the gathers' race
+/// (GatherElements' `gather_speed`) follow, each for measured reasons of its own. One CPUID
+/// instruction on the first call, a load after.
+#[inline]
+pub(crate) fn intel_core() -> bool {
+    // 0: not read yet; 1: no; 2: yes.
+    static INTEL: AtomicU8 = AtomicU8::new(0);
+    match INTEL.load(Ordering::Relaxed) {
+        0 => read_intel_core(&INTEL),
+        known => known == 2,
+    }
+}
+
+/// The first call's half of [`intel_core`]: one CPUID instruction, kept in `intel`.
+#[cold]
+#[inline(never)]
+fn read_intel_core(intel: &AtomicU8) -> bool {
+    let yes = is_intel_vendor(&cpu_vendor());
+    intel.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+    yes
+}
+
+/// The rule of [`intel_core`] for a CPUID vendor string.
+fn is_intel_vendor(vendor: &[u8; 12]) -> bool {
+    vendor == b"GenuineIntel"
+}
+
+/// The CPU's vendor string (CPUID leaf 0: "GenuineIntel", "AuthenticAMD", ...).
+#[cfg(target_arch = "x86_64")]
+fn cpu_vendor() -> [u8; 12] {
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
+    let leaf = unsafe { std::arch::x86_64::__cpuid(0) };
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&leaf.ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&leaf.edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&leaf.ecx.to_le_bytes());
+    vendor
+}
+
+/// No vendor string on other architectures, whose loops have no prefetch hints or gathers.
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_vendor() -> [u8; 12] {
+    [0; 12]
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
@@ -130,5 +180,42 @@ mod tests {
             cpu && not_affected && !portable_forced()
         );
         assert_eq!(gds_not_affected(), not_affected);
+    }
+}
+
+#[cfg(test)]
+mod vendor_tests {
+    use super::*;
+
+    #[test]
+    fn only_intels_vendor_string_is_intel() {
+        assert!(is_intel_vendor(b"GenuineIntel"));
+        assert!(!is_intel_vendor(b"AuthenticAMD"));
+        assert!(!is_intel_vendor(b"HygonGenuine"));
+        assert!(!is_intel_vendor(&[0; 12]));
+        assert_eq!(intel_core(), is_intel_vendor(&cpu_vendor()));
+    }
+
+    /// The vendor string as CPUID gives it is the one Linux reports (`vendor_id` in
+    /// /proc/cpuinfo), where that can be read: registers taken in the wrong order would make an
+    /// Intel core's string "GenuntelineI" and silently drop its hints.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    #[test]
+    fn the_vendor_string_is_the_one_linux_reports() {
+        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
+            return;
+        };
+        let Some(reported) = cpuinfo
+            .lines()
+            .find_map(|line| line.strip_prefix("vendor_id"))
+            .and_then(|rest| rest.split(':').nth(1))
+        else {
+            return;
+        };
+        // Trimmed on both sides: some vendors' strings have spaces ("  Shanghai  ").
+        assert_eq!(
+            String::from_utf8_lossy(&cpu_vendor()).trim(),
+            reported.trim()
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! cannot), so that a hint never pulls unrelated lines into the cache.
 
 use crate::kernels::cache::stays_in_l3;
-use std::sync::atomic::{AtomicU8, Ordering};
+use crate::kernels::isa::intel_core;
 
 /// Starts loading `data[offset..offset + len]` into every cache level: every line it touches (a
 /// range of at most 64 bytes touches one or two, and asks for the second only when it crosses
@@ -159,52 +159,6 @@ impl SliceHintCores {
     }
 }
 
-/// Whether this CPU is one of Intel's: what [`index_hints_pay`],
-/// [`SliceHintCores::of_this_cpu`] and the gathers' race (GatherElements' `gather_speed`) follow.
-/// One CPUID instruction on the first call, a load after.
-#[inline]
-pub(crate) fn intel_core() -> bool {
-    // 0: not read yet; 1: no; 2: yes.
-    static INTEL: AtomicU8 = AtomicU8::new(0);
-    match INTEL.load(Ordering::Relaxed) {
-        0 => read_intel_core(&INTEL),
-        known => known == 2,
-    }
-}
-
-/// The first call's half of [`intel_core`]: one CPUID instruction, kept in `intel`.
-#[cold]
-#[inline(never)]
-fn read_intel_core(intel: &AtomicU8) -> bool {
-    let yes = is_intel_vendor(&cpu_vendor());
-    intel.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-    yes
-}
-
-/// The rule of [`intel_core`] for a CPUID vendor string.
-fn is_intel_vendor(vendor: &[u8; 12]) -> bool {
-    vendor == b"GenuineIntel"
-}
-
-/// The CPU's vendor string (CPUID leaf 0: "GenuineIntel", "AuthenticAMD", ...).
-#[cfg(target_arch = "x86_64")]
-fn cpu_vendor() -> [u8; 12] {
-    #[allow(unused_unsafe)]
-    // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
-    let leaf = unsafe { std::arch::x86_64::__cpuid(0) };
-    let mut vendor = [0u8; 12];
-    vendor[..4].copy_from_slice(&leaf.ebx.to_le_bytes());
-    vendor[4..8].copy_from_slice(&leaf.edx.to_le_bytes());
-    vendor[8..].copy_from_slice(&leaf.ecx.to_le_bytes());
-    vendor
-}
-
-/// No vendor string on other architectures, whose loops have no prefetch hints.
-#[cfg(not(target_arch = "x86_64"))]
-fn cpu_vendor() -> [u8; 12] {
-    [0; 12]
-}
-
 /// Starts loading the `lines` cache lines that begin at `data[offset]`, clipped to `data`.
 #[inline(always)]
 pub(crate) fn prefetch_lines<E>(data: &[E], offset: usize, lines: usize) {
@@ -290,38 +244,11 @@ mod tests {
 
     #[test]
     fn index_values_and_the_slice_hint_rules_follow_intel_cores_only() {
-        assert!(is_intel_vendor(b"GenuineIntel"));
-        assert!(!is_intel_vendor(b"AuthenticAMD"));
-        assert!(!is_intel_vendor(b"HygonGenuine"));
-        assert!(!is_intel_vendor(&[0; 12]));
-        let intel = is_intel_vendor(&cpu_vendor());
+        let intel = intel_core();
         assert_eq!(index_hints_pay(), intel);
         assert_eq!(SliceHintCores::of(true), SliceHintCores::Intel);
         assert_eq!(SliceHintCores::of(false), SliceHintCores::Other);
         assert_eq!(SliceHintCores::of_this_cpu(), SliceHintCores::of(intel));
-    }
-
-    /// The vendor string as CPUID gives it is the one Linux reports (`vendor_id` in
-    /// /proc/cpuinfo), where that can be read: registers taken in the wrong order would make an
-    /// Intel core's string "GenuntelineI" and silently drop its hints.
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    #[test]
-    fn the_vendor_string_is_the_one_linux_reports() {
-        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
-            return;
-        };
-        let Some(reported) = cpuinfo
-            .lines()
-            .find_map(|line| line.strip_prefix("vendor_id"))
-            .and_then(|rest| rest.split(':').nth(1))
-        else {
-            return;
-        };
-        // Trimmed on both sides: some vendors' strings have spaces ("  Shanghai  ").
-        assert_eq!(
-            String::from_utf8_lossy(&cpu_vendor()).trim(),
-            reported.trim()
-        );
     }
 
     #[test]

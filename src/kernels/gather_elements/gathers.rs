@@ -129,7 +129,7 @@ const GATHER_MIN_ROW: usize = 16;
 const NARROW_ALONG_MIN_ROW: usize = 64;
 
 /// Whether the rows `g` describes take [`gather_rows_avx512`] (on a CPU where the race of
-/// [`super::gather_speed`] found the instructions fast): elements of 1, 2, 4 or 8 bytes, rows of at
+/// [`super::gather_speed`] keeps the instructions): elements of 1, 2, 4 or 8 bytes, rows of at
 /// least [`GATHER_MIN_ROW`] values, along the axis (stride 1; rows of 8-byte elements only where
 /// they need no next-row prefetch, which the block loop then does) or across it (stride 1 along the
 /// row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`], or hit a core's L2

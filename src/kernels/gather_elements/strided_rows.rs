@@ -177,8 +177,8 @@ enum RowsLoop {
 impl StridedRows {
     /// These rows with the loop that gathers them on this CPU, for elements `E` and index values
     /// `I`: [`StridedRows::chosen_where`], with the gather instructions where the race of
-    /// [`gather_speed`] found that they pay on this core. The race runs (once per process, about
-    /// 2 ms) only for rows the gathers would take.
+    /// [`gather_speed`] keeps them on this core. The race runs (once per process, about 2 ms) only
+    /// for rows the gathers would take.
     pub(super) fn chosen<E: RawElement, I: IndexElement>(
         self,
         first_reads_dominate: bool,

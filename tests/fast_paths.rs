@@ -9,7 +9,8 @@
 //! order of fewer rows than tasks, split inside rows; the strided-rows loop with and without
 //! next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at
 //! most 16 MiB, it asks for reads ahead), and blocks of rows across short runs; GatherND's fixed
-//! slice lengths (1, 2, 3, 4, 8, 16) beside the general one, the prefetch distance (64 tuples),
+//! slice lengths (1, 2, 3, 4, 8, 16) beside the general one, its fixed tuple lengths (1, 2, 3)
+//! with slices of any length beside the general loop, the prefetch distance (64 tuples),
 //! the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices (>= 256 bytes
 //! each) directly, small fixed ones through the staging buffer; many batches of a few tuples
 //! copied together, split in the middle of a batch. Gather's two paths on the same kernel: the
@@ -651,6 +652,69 @@ fn gather_nd_checks_blocks_of_tuples_at_once() {
 fn gather_nd_streamed_large_slices() {
     // 100 f32 (400 bytes) per slice x 42000 tuples = 16.8 MB of output: streamed.
     check_nd(100, 300, 42000);
+}
+
+#[test]
+fn gather_nd_streams_slices_of_run_time_length_for_two_and_three_component_tuples() {
+    // 2- and 3-component tuples with 100-element slices (a compile-time tuple length, a run-time
+    // slice length): 42000 slices of 400 bytes, 16.8 MB of output, streamed. Negative spellings
+    // in every fifth tuple; then a bad last component in the last tuple, reported exactly.
+    for (data_shape, k) in [(vec![150usize, 2, 100], 2), (vec![5, 6, 7, 100], 3)] {
+        let tuples = 42_000usize;
+        let dims = &data_shape[..k];
+        let len = data_shape[k];
+        let data: Vec<f32> = (0..count(&data_shape)).map(|v| v as f32).collect();
+        let mut rng = Rng::new(k as u64 + 41);
+        let indices: Vec<i64> = (0..tuples * k)
+            .map(|p| {
+                let size = dims[p % k];
+                let v = resolve(rng.index(size), size) as i64;
+                if (p / k) % 5 == 0 {
+                    v - size as i64
+                } else {
+                    v
+                }
+            })
+            .collect();
+        for (threads, options) in executors(&[1, 2]) {
+            let (shape, out) = gather_nd_to_vec(
+                TensorRef::new(&data_shape, &data),
+                TensorRef::new(&[tuples, k], &indices),
+                0,
+                &options,
+            )
+            .unwrap();
+            assert_eq!(shape, [tuples, len]);
+            for t in 0..tuples {
+                let mut row = 0;
+                for j in 0..k {
+                    row = row * dims[j] + resolve(indices[t * k + j], dims[j]);
+                }
+                assert_eq!(
+                    out[t * len..(t + 1) * len],
+                    data[row * len..(row + 1) * len],
+                    "k {k}, tuple {t}, {threads} threads"
+                );
+            }
+        }
+        let mut bad = indices.clone();
+        bad[tuples * k - 1] = dims[k - 1] as i64;
+        let e = gather_nd_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&[tuples, k], &bad),
+            0,
+            &Options::default().with_threads(2),
+        )
+        .unwrap_err();
+        let want = format!(
+            "component {} (indices[{}, {}]) = {} is out of range",
+            k - 1,
+            tuples - 1,
+            k - 1,
+            dims[k - 1]
+        );
+        assert!(e.message().contains(&want), "{}", e.message());
+    }
 }
 
 /// `options` for a Gather with `b` batch dimensions: OpenVINO Gather-8 has them, ONNX does not.

@@ -187,12 +187,22 @@ impl Kernel for SliceKernel {
         par: Parallel,
     ) -> Result<(), BadIndex> {
         // Small slices get a copy of compile-time length (a few moves instead of a memcpy call);
-        // the common tuple lengths (1 for lookups, 2 and 3 for points) a compile-time loop.
-        // The trade-off, measured: these arms are most of the library's code (GatherND's kernels
-        // are 0.84 MB of a 1.84 MB shared library), and every one that was tried without pays
-        // for its share; e.g. without the 8- and 16-element arms (265 KB) 1M tuples of 8 f32
-        // took 1.63x as long, of 16 f32 1.53x, 100k of 8 f32 1.78x, and 8 f32 with 2-component
-        // tuples 1.10x. Kernel speed is what users pick gatherkit for; 1.8 MB is the price.
+        // the common tuple lengths (1 for lookups, 2 and 3 for points and pairs) a compile-time
+        // loop, with single elements and with slices of any other length. The trade-off,
+        // measured: these arms are most of the library's code (GatherND's kernels were 0.84 MB
+        // of a 1.84 MB shared library), and every one that was tried without pays for its
+        // share; e.g. without the 8- and 16-element arms (265 KB) 1M tuples of 8 f32 took 1.63x
+        // as long, of 16 f32 1.53x, 100k of 8 f32 1.78x, and 8 f32 with 2-component tuples
+        // 1.10x. The 2- and 3-component arms for slices of run-time length (284 KB of a 6.5 MB
+        // stripped library) took the general loop's time per tuple down where lookups are
+        // many (Intel Xeon, one process per build, two rounds, ratio to ONNX Runtime in the
+        // same process, 1 thread): 93485 3-D lookups of 128 bytes from 125 MB 0.88-0.92x ->
+        // 1.14-1.20x (2 threads 0.85-0.87x -> 1.12-1.13x), 100k 2-D lookups of 80 bytes from
+        // 3.2 MB 1.20-1.23x -> 1.49-1.69x, 80k 3-D lookups of 96 bytes from 11 MB 1.16-1.26x ->
+        // 1.43-1.67x, 20k 2-D lookups of 128 bytes from 512 KiB 1.50-1.53x -> 1.75-1.80x; 50k
+        // of 256 bytes from 77 MB kept their time (1.40-1.53 ms against 1.45). Kernel speed is
+        // what users pick gatherkit for; the size is the price. Longer tuples (4 and up) take
+        // the general loop.
         match (self.tuple_dims.len(), self.slice_len) {
             (1, 1) => self.run_with::<E, I, 1, 1>(data, indices, out, par),
             (1, 2) => self.run_with::<E, I, 2, 1>(data, indices, out, par),
@@ -209,6 +219,8 @@ impl Kernel for SliceKernel {
             (_, 4) => self.run_with::<E, I, 4, 0>(data, indices, out, par),
             (_, 8) => self.run_with::<E, I, 8, 0>(data, indices, out, par),
             (_, 16) => self.run_with::<E, I, 16, 0>(data, indices, out, par),
+            (2, _) => self.run_with::<E, I, 0, 2>(data, indices, out, par),
+            (3, _) => self.run_with::<E, I, 0, 3>(data, indices, out, par),
             _ => self.run_with::<E, I, 0, 0>(data, indices, out, par),
         }
     }

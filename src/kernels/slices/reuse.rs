@@ -4,7 +4,7 @@
 use super::batch_run::{BatchRun, Scratch};
 use super::SliceKernel;
 use crate::kernels::copy::copy_slice;
-use crate::kernels::prefetch::{prefetch_range_in, prefetch_range_in_to};
+use crate::kernels::prefetch::{prefetch_range_in, prefetch_range_in_to, SliceHintCores};
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::stream::{as_uninit, SliceOut};
 use crate::kernels::{known_or, BadIndex};
@@ -106,7 +106,8 @@ impl SliceKernel {
     ///
     /// Every outer position reads a slab of its own, so the slice `ahead_tuples` on is
     /// prefetched where that slice is likely a first read of its lines
-    /// ([`slabs_read_once_per_tuple`]), into L1 whatever the data's size: unlike the lookups'
+    /// ([`slabs_read_once_per_tuple`]) and the core is not Intel's ([`cached_walk_asks_ahead`]),
+    /// into L1 whatever the data's size: unlike the lookups'
     /// and the streamed walk's hints ([`BatchRun::hint_level`]), these slices of a line or less
     /// gave no rule for L2 on a Zen 4 (16-byte slices from 256-byte slabs took 0.49-0.59x the
     /// time into L2, from 1 KiB slabs 1.73x, 2-byte slices from 118-byte slabs 1.16-1.19x; see
@@ -160,7 +161,12 @@ impl SliceKernel {
             }
             return (tuples.end, rest);
         }
-        let prefetch = slabs_read_once_per_tuple(tpb, run.dims[0], run.ahead_tuples);
+        let prefetch = cached_walk_asks_ahead(
+            SliceHintCores::of_this_cpu(),
+            tpb,
+            run.dims[0],
+            run.ahead_tuples,
+        );
         let pairs = (TABLE_TUPLES / tpb).max(1);
         let stretch = pairs * tpb;
         table.clear();
@@ -270,6 +276,33 @@ fn slabs_read_once_per_tuple(
     ahead_tuples: usize,
 ) -> bool {
     ahead_tuples != 0 && tuples_per_position <= positions.saturating_mul(2)
+}
+
+/// Whether the cached walk ([`SliceKernel::copy_reused_positions`]) asks for the slice
+/// `ahead_tuples` on: on AMD's cores where [`slabs_read_once_per_tuple`]; never on Intel's.
+///
+/// On Intel's cores the walk took less time without the hints wherever it was measured, as their
+/// prefetchers follow the walk's slabs on their own (the likely reason): on an Intel Xeon (family
+/// 6 model 167, 2 MiB of L2 per core; one build, the hints toggled between alternating calls, new
+/// index values each call / the same), time without them, 1 thread: 3 slices of 2 bytes from
+/// 40-byte slabs (8 MB) 0.44x / 0.44x (2.25x ONNX Runtime's speed -> 4.60x), 4 u16 from 118-byte
+/// slabs (12 MB) 0.85x / 0.85x, 12 slices of 384 bytes from slabs of 300 (92 MB) 0.85x / 0.83x,
+/// 24 of 420 bytes from slabs of 125 (21-85 MB) 0.90-0.96x / 0.91-0.93x, 6 of 128 bytes from
+/// slabs of 200 (51 MB) 0.85-0.92x / 0.88-1.01x, 10 of 128 bytes from slabs of 40 (26 MB) 0.96x /
+/// 0.94x, 3 of 16 bytes from slabs of 64 (20 MB) 0.96-1.02x / 0.93-1.01x, 5 of 64 bytes from
+/// slabs of 50 (192 MB) 1.00x / 0.99x, 2 of 1600 bytes from slabs of 60 (288 MB) 0.98x / 1.00x, 3
+/// of 7608 bytes from slabs of 11 (28 MB) and 4 of 512 bytes from slabs of 3 (20 MB) 0.99-1.01x;
+/// at 2 threads 0.81-0.97x, 3 of 7608 bytes 0.97x / 1.00x. The streamed walk keeps its hints
+/// there (without them, 30 of 512 bytes from slabs of 100, 102 MB, took 1.14x with new index
+/// values).
+fn cached_walk_asks_ahead(
+    cores: SliceHintCores,
+    tuples_per_position: usize,
+    positions: usize,
+    ahead_tuples: usize,
+) -> bool {
+    cores == SliceHintCores::Other
+        && slabs_read_once_per_tuple(tuples_per_position, positions, ahead_tuples)
 }
 
 /// Hints of a streamed walk ([`SliceKernel::streamed_walk_hints`]).
@@ -480,5 +513,16 @@ mod tests {
         // A run that asks for no slice ahead (data a core's L2 holds, or hints that only cost):
         // never, where the cached walk used to ask for each slice as it copied it.
         assert!(!slabs_read_once_per_tuple(1, 11, 0));
+    }
+
+    #[test]
+    fn the_cached_walk_asks_for_slices_ahead_only_on_amds_cores() {
+        use SliceHintCores::{Intel, Other};
+        for (tuples, positions) in [(3, 11), (4, 3), (6, 3), (24, 125)] {
+            assert!(cached_walk_asks_ahead(Other, tuples, positions, 64));
+            assert!(!cached_walk_asks_ahead(Intel, tuples, positions, 64));
+        }
+        assert!(!cached_walk_asks_ahead(Other, 7, 3, 64));
+        assert!(!cached_walk_asks_ahead(Other, 3, 11, 0));
     }
 }

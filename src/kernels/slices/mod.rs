@@ -499,15 +499,20 @@ impl Footprint {
 /// 3-D lookups of 16 bytes from 1.7 MB 0.84x), and none above 1.03x but where it changes
 /// nothing. A Gather of 2 indices per run from 11 MB took 1.42x as long without the hint.
 ///
-/// On Intel's cores slices of any length from such a call go without the hint: their L2
-/// prefetchers follow a slice from its first line ([`SliceHintCores::Intel`]), which from the L3
-/// arrives soon enough, and the hints at slices 16 KiB ahead ([`INTEL_PREFETCH_BYTES`]) only took
-/// the loads' miss buffers. Measured on an Intel Xeon (family 6 model 167, 2 MiB of L2 per core;
-/// one build, the hint toggled between alternating calls, same indices each call), time without
-/// the hint, 1 / 2 threads, Gathers and GatherNDs of random slices from 4-12 MB: 264 bytes 0.91x
-/// / 0.91x, 384 bytes 0.87x / 0.91x, 552 bytes 0.88x / 0.91x (0.96x ONNX Runtime's time ->
-/// 1.11x), 512 bytes along a middle axis 0.84x / 0.84x, 600-byte 2-D lookups 0.91x / 0.97x; 1-8
-/// KiB 0.95-1.02x / 0.94-1.01x. The Zen 4's 512-byte to 2 KiB slices above needed it.
+/// On Intel's cores slices of any length from such a call go without the hint (where a run holds
+/// the distance): measured, the hints at the distance then in force (16 KiB,
+/// [`INTEL_PREFETCH_BYTES`]) only cost there. A likely reason for slices of 1 KiB and more: their
+/// L2 prefetchers follow such a slice from its first line ([`SliceHintCores::Intel`]), which from
+/// the L3 arrives soon enough; none was found for shorter ones. (Runs of 29-63 slices of 257-1023
+/// bytes held the 16 KiB distance but not the 64 of now, which changes nothing: such a run is a
+/// batch whose hints past its end are dropped, or one of Gather's outer positions, walked by the
+/// cached walk, which on Intel's cores asks for none.) Measured on an Intel Xeon (family 6 model
+/// 167, 2 MiB of L2 per core; one build, the hint toggled between alternating calls, same indices
+/// each call), time without the hint, 1 / 2 threads, Gathers and GatherNDs of random slices from
+/// 4-12 MB: 264 bytes 0.91x / 0.91x, 384 bytes 0.87x / 0.91x, 552 bytes 0.88x / 0.91x (0.96x ONNX
+/// Runtime's time -> 1.11x), 512 bytes along a middle axis 0.84x / 0.84x, 600-byte 2-D lookups
+/// 0.91x / 0.97x; 1-8 KiB 0.95-1.02x / 0.94-1.01x. The Zen 4's 512-byte to 2 KiB slices above
+/// needed it.
 fn prefetch_ahead_tuples(
     call: Footprint,
     slice_bytes: usize,
@@ -535,7 +540,8 @@ fn prefetch_ahead_tuples(
 }
 
 /// Slices of at most this many bytes from the L3 are not asked for ahead where a run holds the
-/// distance (see [`prefetch_ahead_tuples`]): four lines on AMD's cores, any length on Intel's.
+/// distance (see [`prefetch_ahead_tuples`]): four lines on the other cores (AMD's were measured),
+/// any length on Intel's.
 fn window_covered_slice_max_bytes(cores: SliceHintCores) -> usize {
     match cores {
         SliceHintCores::Intel => usize::MAX,
@@ -626,7 +632,10 @@ const PREFETCH_BYTES: usize = 8 << 10;
 /// 0.91x (0.92x / 0.91x at 2 threads); 20000 rows of 640 bytes from 64 MB 0.84x / 0.82x (0.91x /
 /// 0.87x at 2 threads); walks of 20-30 slices of 400-512 bytes per position, streamed out, 0.94x
 /// / 0.93x and 0.96x / 0.99x; 30000 2-D lookups of 600 bytes from 72 MB 0.82x against ONNX
-/// Runtime's 2.66 ms (0.94x at 2 threads). Slices of 256 bytes and less already had 64.
+/// Runtime's 2.66 ms (0.94x at 2 threads). Slices of 256 bytes and less already had 64. Streamed
+/// walks with more than 16 KiB but at most 64 slices per position now ask for whole positions
+/// ahead (`reuse`) where their run loop asked within each position: two builds in one process,
+/// 20-40 slices of 600-1000 bytes per position 0.97-0.98x / 0.95-1.01x.
 const INTEL_PREFETCH_BYTES: usize = 16 << 10;
 
 #[cfg(test)]

@@ -107,8 +107,8 @@ impl SliceKernel {
     ///
     /// Every outer position reads a slab of its own, so the slice `ahead_tuples` on is
     /// prefetched where that slice is likely a first read of its lines
-    /// ([`slabs_read_once_per_tuple`]), but not from the small slabs whose walk Intel's cores
-    /// follow ([`cached_walk_asks_ahead`]), into L1 whatever the data's size: unlike the lookups'
+    /// ([`slabs_read_once_per_tuple`]) and the core is not Intel's ([`cached_walk_asks_ahead`]),
+    /// into L1 whatever the data's size: unlike the lookups'
     /// and the streamed walk's hints ([`BatchRun::hint_level`]), these slices of a line or less
     /// gave no rule for L2 on a Zen 4 (16-byte slices from 256-byte slabs took 0.49-0.59x the
     /// time into L2, from 1 KiB slabs 1.73x, 2-byte slices from 118-byte slabs 1.16-1.19x; see
@@ -282,8 +282,32 @@ fn slabs_read_once_per_tuple(
 }
 
 /// Whether the cached walk ([`SliceKernel::copy_reused_positions`]) asks for the slice
-/// `ahead_tuples` on, for slices of `slice_bytes`: where [`slabs_read_once_per_tuple`], but on
-/// Intel's cores not from slabs of at most [`FOLLOWED_SLAB_MAX_BYTES`].
+/// `ahead_tuples` on, for slices of `slice_bytes`: where [`slabs_read_once_per_tuple`], and on
+/// Intel's cores only for slices of at most a line that each have a line of their slab to
+/// themselves (a slab of at least a line per tuple).
+///
+/// Those slices are the walk's reads the hardware prefetchers cannot follow, one line here and
+/// one far off in each slab. On the Xeon below (two builds in one process, same index values
+/// each call, 1 thread), time with the hints against without: 11 f32 values from slabs of 39753
+/// (159 KB) 0.70-0.72x (a sweep's Gather of 11 i16 values from such slabs had taken 1.48x as
+/// long without), 8 slices of 8 bytes from 32 KB slabs 0.83x, 10 of 32 bytes 0.95x, 10 of 64
+/// bytes 1.00x.
+///
+/// Elsewhere on Intel's cores the walk took less time without the hints wherever it was measured,
+/// as their prefetchers follow the walk's slabs on their own (the likely reason): on an Intel Xeon
+/// (family 6 model 167, 2 MiB of L2 per core; one build, the hints toggled between alternating
+/// calls, new index values each call / the same), time without them, 1 thread: 3 slices of 2 bytes
+/// from 40-byte slabs (8 MB) 0.44x / 0.44x (2.25x ONNX Runtime's speed -> 4.60x), 4 u16 from
+/// 118-byte slabs (12 MB) 0.85x / 0.85x, 12 slices of 384 bytes from slabs of 300 (92 MB) 0.85x /
+/// 0.83x, 24 of 420 bytes from slabs of 125 (21-85 MB) 0.90-0.96x / 0.91-0.93x, 6 of 128 bytes from
+/// slabs of 200 (51 MB) 0.85-0.92x / 0.88-1.01x, 10 of 128 bytes from slabs of 40 (26 MB) 0.96x /
+/// 0.94x, 3 of 16 bytes from slabs of 64 (20 MB) 0.96-1.02x / 0.93-1.01x, 5 of 64 bytes from slabs
+/// of 50 (192 MB) 1.00x / 0.99x, 2 of 1600 bytes from slabs of 60 (288 MB) 0.98x / 1.00x, 3 of 7608
+/// bytes from slabs of 11 (28 MB) and 4 of 512 bytes from slabs of 3 (20 MB) 0.99-1.01x; at 2
+/// threads 0.81-0.97x, 3 of 7608 bytes 0.97x / 1.00x. The streamed walk keeps its hints there
+/// (without them, 30 of 512 bytes from slabs of 100, 102 MB, took 1.14x with new index values). The
+/// 16- and 64-byte slices above from slabs of 64 and 50 have lines of their own and keep the hints,
+/// which made no difference to them.
 fn cached_walk_asks_ahead(
     cores: SliceHintCores,
     tuples_per_position: usize,
@@ -291,27 +315,15 @@ fn cached_walk_asks_ahead(
     slice_bytes: usize,
     ahead_tuples: usize,
 ) -> bool {
-    let followed = cores == SliceHintCores::Intel
-        && positions.saturating_mul(slice_bytes) <= FOLLOWED_SLAB_MAX_BYTES;
-    !followed && slabs_read_once_per_tuple(tuples_per_position, positions, ahead_tuples)
+    let lines_of_their_own = match cores {
+        SliceHintCores::Other => true,
+        SliceHintCores::Intel => {
+            slice_bytes <= LINE
+                && positions.saturating_mul(slice_bytes) >= tuples_per_position.saturating_mul(LINE)
+        }
+    };
+    lines_of_their_own && slabs_read_once_per_tuple(tuples_per_position, positions, ahead_tuples)
 }
-
-/// Slabs of at most this many bytes (16 lines) are walked without hints on Intel's cores
-/// ([`cached_walk_asks_ahead`]): the walk moves forward through memory a slab at a time, a
-/// page every few positions, and their prefetchers follow it on their own (the likely reason).
-/// Measured on an Intel Xeon (family 6 model 167, 2 MiB of L2 per core; two builds in one
-/// process, or one build with the hints toggled between alternating calls; same index values each
-/// call), time without the hints, 1 thread: slabs of 40 bytes (3 slices of 2 bytes, 8 MB) 0.44x
-/// (2.25x ONNX Runtime's speed -> 4.60x), 64 bytes 0.93x, 118 bytes (4 u16) 0.85x, 160 bytes
-/// 0.97x, 256 bytes 0.98x, 512 bytes 0.94x, 1 KiB 0.99x; 2 KiB 1.04x. From larger slabs the
-/// hints were needed where slices are short or read densely: 11 i16 values from slabs of 79 KB
-/// took 1.48x as long without them (11 f32 from 159 KB slabs 1.39-1.43x), 194 slices of 25
-/// bytes from 5.6 KB slabs 1.11-1.16x, 54 of 100 bytes from 5 KB slabs 1.12-1.13x. Longer slices
-/// read sparsely from large slabs ran faster without them (12 of 384 bytes from 115 KB slabs
-/// 0.83-0.85x, 24 of 420 bytes from 52 KB slabs 0.90-0.96x, 6 of 128 bytes from 26 KB slabs
-/// 0.85-0.92x), but no rule that separates them from the former was measured, and they keep the
-/// hints.
-const FOLLOWED_SLAB_MAX_BYTES: usize = 16 * LINE;
 
 /// Hints of a streamed walk ([`SliceKernel::streamed_walk_hints`]).
 struct WalkHints {
@@ -543,25 +555,23 @@ mod tests {
     }
 
     #[test]
-    fn the_cached_walk_asks_for_slices_ahead_but_from_small_slabs_on_intels_cores() {
+    fn the_cached_walk_asks_for_slices_ahead_only_off_intels_cores() {
         use SliceHintCores::{Intel, Other};
         for (tuples, positions) in [(3, 11), (4, 3), (6, 3), (24, 125)] {
             assert!(cached_walk_asks_ahead(Other, tuples, positions, 420, 64));
-            assert!(cached_walk_asks_ahead(Intel, tuples, positions, 420, 64));
-            assert!(cached_walk_asks_ahead(Other, tuples, positions, 2, 64));
-            assert!(!cached_walk_asks_ahead(Intel, tuples, positions, 2, 64));
+            assert!(!cached_walk_asks_ahead(Intel, tuples, positions, 420, 64));
         }
         assert!(!cached_walk_asks_ahead(Other, 7, 3, 8, 64));
         assert!(!cached_walk_asks_ahead(Other, 3, 11, 8, 0));
-        // On Intel's cores, not from slabs of at most 1 KiB: 3 of 2 bytes from slabs of 20
-        // (40 bytes), 3 of 16 bytes from slabs of 64; but 11 of 2 bytes from slabs of 39753, 194
-        // of 25 bytes from 226, 54 of 100 bytes from 50.
-        assert!(!cached_walk_asks_ahead(Intel, 3, 20, 2, 64));
-        assert!(!cached_walk_asks_ahead(Intel, 3, 64, 16, 64));
-        assert!(cached_walk_asks_ahead(Intel, 3, 65, 16, 64));
+        // On Intel's cores, slices of a line or less that each have a line of their slab to
+        // themselves: 11 of 2 bytes from slabs of 39753 (1.48x as long without), but not 3 of 2
+        // bytes from slabs of 20 (40 bytes), nor slices longer than a line.
         assert!(cached_walk_asks_ahead(Intel, 11, 39753, 2, 64));
-        assert!(cached_walk_asks_ahead(Intel, 194, 226, 25, 64));
-        assert!(cached_walk_asks_ahead(Intel, 54, 50, 100, 64));
+        assert!(cached_walk_asks_ahead(Intel, 3, 64, 64, 64));
+        assert!(!cached_walk_asks_ahead(Intel, 3, 95, 2, 64));
+        assert!(cached_walk_asks_ahead(Intel, 3, 96, 2, 64));
+        assert!(!cached_walk_asks_ahead(Intel, 3, 20, 2, 64));
+        assert!(!cached_walk_asks_ahead(Intel, 6, 200, 128, 64));
         assert!(!cached_walk_asks_ahead(Intel, 11, 39753, 2, 0));
     }
 }

@@ -287,11 +287,12 @@ fn slabs_read_once_per_tuple(
 /// themselves (a slab of at least a line per tuple).
 ///
 /// Those slices are the walk's reads the hardware prefetchers cannot follow, one line here and
-/// one far off in each slab. On the Xeon below (two builds in one process, same index values
-/// each call, 1 thread), time with the hints against without: 11 f32 values from slabs of 39753
-/// (159 KB) 0.70-0.72x (a sweep's Gather of 11 i16 values from such slabs had taken 1.48x as
-/// long without), 8 slices of 8 bytes from 32 KB slabs 0.83x, 10 of 32 bytes 0.95x, 10 of 64
-/// bytes 1.00x.
+/// one far off in each slab. On the Xeon below (two builds in one process, each order, same
+/// index values each call, 1 thread), time with the hints against without: 11 f32 values from
+/// slabs of 39753 (159 KB) 0.69-0.72x (a sweep's Gather of 11 i16 values from such slabs had
+/// taken 1.48x as long without), 8 slices of 8 bytes from 32 KB slabs 0.81-0.88x, 10 of 32 bytes
+/// 0.95x, 10 of 64 bytes 1.00x; the rule also gives hints to a few slices from slabs of 256 and
+/// 512 bytes, which took 0.98x and 0.94x without them.
 ///
 /// Elsewhere on Intel's cores the walk took less time without the hints wherever it was measured,
 /// as their prefetchers follow the walk's slabs on their own (the likely reason): on an Intel Xeon
@@ -305,9 +306,11 @@ fn slabs_read_once_per_tuple(
 /// of 50 (192 MB) 1.00x / 0.99x, 2 of 1600 bytes from slabs of 60 (288 MB) 0.98x / 1.00x, 3 of 7608
 /// bytes from slabs of 11 (28 MB) and 4 of 512 bytes from slabs of 3 (20 MB) 0.99-1.01x; at 2
 /// threads 0.81-0.97x, 3 of 7608 bytes 0.97x / 1.00x. The streamed walk keeps its hints there
-/// (without them, 30 of 512 bytes from slabs of 100, 102 MB, took 1.14x with new index values). The
-/// 16- and 64-byte slices above from slabs of 64 and 50 have lines of their own and keep the hints,
-/// which made no difference to them.
+/// (without them, 30 of 512 bytes from slabs of 100, 102 MB, took 1.14x with new index values). Two
+/// sweep Gathers whose slices read their slabs densely, 194 of 25 bytes from 5.6 KB slabs and 54 of
+/// 100 bytes from 5 KB slabs, took 0.72-0.74x and 0.71-0.82x without them (0.55-0.58x and
+/// 0.84-0.85x at 2 threads), one build toggled. The 16- and 64-byte slices above from slabs of 64
+/// and 50 have lines of their own and keep the hints, which made no difference to them.
 fn cached_walk_asks_ahead(
     cores: SliceHintCores,
     tuples_per_position: usize,
@@ -572,6 +575,9 @@ mod tests {
         assert!(cached_walk_asks_ahead(Intel, 3, 96, 2, 64));
         assert!(!cached_walk_asks_ahead(Intel, 3, 20, 2, 64));
         assert!(!cached_walk_asks_ahead(Intel, 6, 200, 128, 64));
+        // Slices that read their slab densely: 194 of 25 bytes from 226, 54 of 100 from 50.
+        assert!(!cached_walk_asks_ahead(Intel, 194, 226, 25, 64));
+        assert!(!cached_walk_asks_ahead(Intel, 54, 50, 100, 64));
         assert!(!cached_walk_asks_ahead(Intel, 11, 39753, 2, 0));
     }
 }

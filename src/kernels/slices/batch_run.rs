@@ -3,7 +3,9 @@
 
 use crate::kernels::copy::copy_slice;
 use crate::kernels::known_or;
-use crate::kernels::prefetch::{prefetch_next_values, prefetch_range_in_to, HintLevel};
+use crate::kernels::prefetch::{
+    prefetch_next_values, prefetch_range_in_to, HintLevel, SliceHintCores,
+};
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::stream::{as_uninit, SliceOut};
 use crate::repr::{IndexElement, RawElement};
@@ -57,6 +59,9 @@ pub(super) struct BatchRun<'a> {
     /// of run-time length 0.95-0.98x, compile-time slices into cached outputs 0.94-0.99x, W9
     /// 0.95-0.97x.
     pub(super) values_ahead: bool,
+    /// The kind of core the call's hint rules follow, asked once per call (Gather's cached walk
+    /// decides its own hints from it, see `reuse`).
+    pub(super) cores: SliceHintCores,
 }
 
 impl BatchRun<'_> {

@@ -274,6 +274,7 @@ impl SliceKernel {
             hint_level: HintLevel::for_slices_from(footprint.data),
             stream: stream && N == 0,
             values_ahead: !(stream && N != 0),
+            cores,
         };
         split_units(out, tuples, len, par, |range, chunk| {
             let mut scratch = Scratch::new();

@@ -163,7 +163,7 @@ impl SliceKernel {
             return (tuples.end, rest);
         }
         let prefetch = cached_walk_asks_ahead(
-            SliceHintCores::of_this_cpu(),
+            run.cores,
             tpb,
             run.dims[0],
             len * std::mem::size_of::<E>(),
@@ -438,6 +438,7 @@ mod tests {
             hint_level,
             stream: true,
             values_ahead: false,
+            cores: crate::kernels::prefetch::SliceHintCores::of_this_cpu(),
         }
     }
 

@@ -190,15 +190,15 @@ impl StridedRows {
         self.chosen_where::<E, I>(first_reads_dominate, gathers_pay)
     }
 
-    /// These rows with the loop that gathers them, for elements `E` and index values `I`: where
-    /// the CPU has them ([`isa::gather_instructions`]) and `gathers_pay()` (asked only then, and
-    /// only for rows they take), the gather instructions, else, where the lanes take them and the
-    /// CPU has AVX2, the branching loop for the rows along the axis it takes
+    /// These rows with the loop that gathers them, for elements `E` and index values `I`: where the
+    /// CPU has them ([`isa::gather_instructions`]) and `gathers_pay()` (asked only then, and only
+    /// for rows they take), the gather instructions, else, where the lanes take them and the CPU
+    /// has AVX2, the branching loop for the rows along the axis it takes
     /// ([`branching::branching_takes`], no reads asked for ahead) and the lanes loop for the
-    /// others, else the block loop. `first_reads_dominate`
-    /// is [`lanes::first_reads_dominate`] of the call (whether the lanes ask for reads ahead over
-    /// shorter spans, [`lanes::values_ahead_of_reads`]). The race of [`gather_speed`] runs both
-    /// choices, with and without the gathers.
+    /// others, else the block loop. `first_reads_dominate` is [`lanes::first_reads_dominate`] of
+    /// the call (whether the lanes ask for reads ahead over shorter spans,
+    /// [`lanes::values_ahead_of_reads`]). The race of [`gather_speed`] runs both choices, with and
+    /// without the gathers.
     #[cfg_attr(
         not(target_arch = "x86_64"),
         allow(clippy::extra_unused_type_parameters, unused_variables)

@@ -191,7 +191,7 @@ def main():
                    "speedup": {}}
             for t in threads_list:
                 try:
-                    ort_ms, gk_ms, glue_ms = ortbench.time_case(case, t, args.repeat, outs, glue=True)
+                    ort_ms, gk_ms, glue_ms, _ = ortbench.time_case(case, t, args.repeat, outs, glue=True)
                 except ortbench.Mismatch as e:
                     raise SystemExit(f"MISMATCH at {ortbench.fmt_bytes(size)} {family} ({case.info['desc']}): {e}")
                 row["ort_raw"][t], row["ort"][t], row["gk"][t] = ort_ms, ortbench.adjusted(ort_ms, glue_ms), gk_ms

@@ -352,9 +352,10 @@ def adjusted(ort_ms, glue_ms):
 
 
 def time_case(case, threads, repeat, outs=None, glue=False):
-    """(ORT ms, gatherkit ms) medians at `threads`, unadjusted; with `glue`, a third value: the
+    """(ORT ms, gatherkit ms) medians at `threads`, unadjusted; with `glue`, two more values: the
     difference of the two per-call overheads (ORT's tiny call minus gatherkit's, ms), both tiny
-    calls timed in the same rounds as the case (see the module docstring). Warms both up once,
+    calls timed in the same rounds as the case (see the module docstring), and gatherkit's tiny
+    call itself (ms; the sweep's ceiling, see sweep.py). Warms both up once,
     checks the outputs are bitwise equal (the buffers are first filled with different bytes, so a position one side
     leaves unwritten is caught too; an in-place case's gatherkit buffer starts as data instead),
     times them alternating, and checks again. The ORT session lives only for this call. Raises
@@ -397,7 +398,7 @@ def time_case(case, threads, repeat, outs=None, glue=False):
         if tiny_runner is not None:
             tiny_runner.close()
     if glue:
-        return ort_s * 1e3, gk_s * 1e3, (tiny_s[0] - tiny_s[1]) * 1e3
+        return ort_s * 1e3, gk_s * 1e3, (tiny_s[0] - tiny_s[1]) * 1e3, tiny_s[1] * 1e3
     return ort_s * 1e3, gk_s * 1e3
 
 

@@ -64,7 +64,7 @@ ortbench.settled_medians). ORT's pool does not spin
 costs ORT a pool wake-up per multi-threaded run: see ortbench.session_options.
 
 Ceiling: the correction leaves the fixed cost of a call that both sides share (gatherkit's tiny
-call, about 1.7 us, most of it ctypes) in both times, so a configuration in which ORT does little
+call, 1.5-1.7 us, most of it ctypes) in both times, so a configuration in which ORT does little
 more than in its tiny call ties whatever gatherkit's kernel does. Each configuration's ceiling is
 its ratio had gatherkit's call taken only as long as its tiny call (adjusted ORT time over
 gatherkit's tiny call); the summary gives the ceilings' geo-mean, which bounds the ratios', and

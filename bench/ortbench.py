@@ -355,8 +355,8 @@ def time_case(case, threads, repeat, outs=None, glue=False):
     """(ORT ms, gatherkit ms) medians at `threads`, unadjusted; with `glue`, two more values: the
     difference of the two per-call overheads (ORT's tiny call minus gatherkit's, ms), both tiny
     calls timed in the same rounds as the case (see the module docstring), and gatherkit's tiny
-    call itself (ms; the sweep's ceiling, see sweep.py). Warms both up once,
-    checks the outputs are bitwise equal (the buffers are first filled with different bytes, so a position one side
+    call itself (ms; the sweep's ceiling, see sweep.py). Warms both up once, checks the outputs
+    are bitwise equal (the buffers are first filled with different bytes, so a position one side
     leaves unwritten is caught too; an in-place case's gatherkit buffer starts as data instead),
     times them alternating, and checks again. The ORT session lives only for this call. Raises
     Mismatch. With case.tolerance, outputs within it are accepted (case.check says how close).

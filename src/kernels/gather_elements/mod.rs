@@ -220,16 +220,17 @@ impl ElementsKernel {
     /// its own span, which no row before it brought in, so its reads miss until they have
     /// touched each of the span's lines once. That is [`MISSED_READ_COST`] times the share of a
     /// row's reads that can be first touches (at most one per line, and a line's share where
-    /// rows are shorter than a line). 0 elsewhere: spans past the L2 count their misses by
-    /// [`missed_share_cost`], and data that the L2 holds whole is loaded once per task.
+    /// rows are shorter than a line). 0 for spans past the L2 (their misses are counted by
+    /// [`missed_share_cost`]), for rows whose data the L2 holds whole, and for rows across the
+    /// axis and a single row, which are counted as before: as hits where their span fits.
     ///
     /// Counted as hits, sweep seed 243's configuration 69 (30 rows of 3085 int8 values, each
     /// from its own 1.9 MB row of data) was a 0.93 MB call that kept one task: at two threads
-    /// 1.00x its 1-thread time, 0.73-0.75x ONNX Runtime's. Measured on an Intel Xeon with 2 MiB
+    /// 1.00x its 1-thread time, 0.66-0.75x ONNX Runtime's. Measured on an Intel Xeon with 2 MiB
     /// of L2 (two builds alternating in one process), time at 2 threads against before: that
-    /// configuration 0.56x, 20 rows of 2000 int8 from 1 MB rows 0.58x, rows of 1000-2000 u16
-    /// and f32 values from 0.2-2 MB rows 0.91x; calls already split, and 1 thread, unchanged
-    /// (0.99-1.01x).
+    /// configuration 0.49-0.56x, rows of 200-2000 u8 and u16 values from 30 KB-1 MB rows
+    /// 0.50-0.58x, rows of u16, i16 and f32 from 0.2-2 MB rows 0.87-0.91x, calls already split
+    /// 0.96-1.01x (1 thread runs the same code).
     fn first_touch_cost(&self, span: usize, element_size: usize) -> usize {
         let along = self.inner_stride == 0;
         if !along || self.row_len == 0 || !fits_l2(span) || fits_l2(self.rows.saturating_mul(span))
@@ -266,7 +267,8 @@ impl Kernel for ElementsKernel {
         // against half a 512 KiB L2, took 1.2-1.4x its 1-thread time at two on a Zen 5 with
         // 1 MiB of L2: each core loaded all of it); so do most reads of a span just larger (a
         // 1-D gather of 148372 u64 from 1.19 MB, every read counted as a miss: 77 us at one
-        // task, 1.15-1.23x that at two).
+        // task, 1.15-1.23x that at two). Rows along the axis that each read a span of their own
+        // count its first touches instead (`first_touch_cost`).
         let read_span = self
             .axis_size
             .saturating_mul(self.axis_stride)
@@ -392,13 +394,16 @@ mod tests {
                 tasks >= 2 && engage != Engage::Measured,
                 "{tasks} {engage:?}"
             );
-            // One such row: its span is loaded once, as before.
-            assert_eq!(split(&[1, 1929956], &[1, 3085]).0, 1);
-            // Rows whose data the L2 holds whole: hits, as before.
-            assert_eq!(split(&[8, 200000], &[8, 3085]).0, 1);
-            // Rows that read each of their lines many times: few first touches (512 reads of 16
-            // lines each, from 4 MB).
-            assert_eq!(split(&[4000, 1024], &[200, 512]).0, 1);
+            // One such row, 30000 reads (1.2 MB counted as misses): its span is loaded once, as
+            // before.
+            assert_eq!(split(&[1, 1929956], &[1, 30000]).0, 1);
+            // Rows whose data the L2 holds whole (16 rows of 125 KB; 2 MB counted as misses):
+            // hits, as before.
+            assert_eq!(split(&[16, 125000], &[16, 3085]).0, 1);
+            // Rows that read each of their lines many times: 512 reads of 16 lines, from 4000
+            // such rows (4 MB), a line's first touch per 32 reads.
+            let repeated = ElementsKernel::new(&[4000, 1024], &[4000, 512], 1, 1);
+            assert_eq!(repeated.first_touch_cost(1024, 1), 1);
             // Rows shorter than a line share its first touch with their neighbours: W5's rows of
             // 4 f32 (16 bytes) a quarter of a line each, 2 bytes a read, under an element's 4.
             let w5 = ElementsKernel::new(&[2097152, 4], &[2097152, 4], 1, 4);

@@ -290,22 +290,34 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
             if (j * std::mem::size_of::<I>()) % 64 == 0 {
                 prefetch_lines(values, j + ahead, 1);
             }
-            // Once the row has asked for all the next row's lines (at once, when it asks for
-            // none), its whole vectors go in one loop (`gather_whole_vectors`); this one takes
-            // the vectors that ask and the row's last, partial one.
+            // The row's whole vectors go in one loop (`gather_whole_vectors`), which asks for the
+            // next row's lines as this one does; this one takes the row's last, partial vector.
             let whole = (row_len - j) / lanes;
-            if hinted >= hints.lines && whole > 0 {
+            if whole > 0 {
                 let column = if across { j * unit } else { 0 };
                 let step = if across { lanes * unit } else { 0 };
+                let next_row = hints.lines_left(slab, hinted);
                 // SAFETY: as for `gather_vector` below, for each of the `whole` vectors of all
                 // lanes from j on (j + whole * lanes <= row_len); `values` holds the row's
                 // values, so its last value is readable.
-                let inside = unsafe {
-                    let last_value = values.as_ptr().add(values.len() - 1);
-                    let (from, to) = (values.as_ptr().add(j), dst.add(j));
-                    gather_whole_vectors::<E, I>(reads, column, step, whole, from, last_value, to)
+                let (inside, asked) = unsafe {
+                    gather_whole_vectors::<E, I>(
+                        reads,
+                        column,
+                        step,
+                        &values[j..],
+                        whole,
+                        dst.add(j),
+                        next_row,
+                    )
                 };
                 all_inside &= inside;
+                // Lines past the slab are not asked for (as `prefetch_lines_l2` clips them).
+                hinted = if asked == next_row.lines {
+                    hints.lines
+                } else {
+                    hinted + asked
+                };
                 j += whole * lanes;
                 continue;
             }
@@ -360,6 +372,21 @@ struct NextRowHints {
 
 #[cfg(target_arch = "x86_64")]
 impl NextRowHints {
+    /// The lines still to ask for after the first `hinted`, as [`gather_whole_vectors`] asks for
+    /// them: those that start inside `slab` (the others [`prefetch_lines_l2`] would skip).
+    fn lines_left<E>(&self, slab: &[E], hinted: usize) -> NextRowLines {
+        let start = self.from + hinted * self.elements_per_line;
+        let bytes_left = slab.len().saturating_sub(start) * std::mem::size_of::<E>();
+        NextRowLines {
+            from: slab.as_ptr().wrapping_add(start).cast::<u8>(),
+            lines: self
+                .lines
+                .saturating_sub(hinted)
+                .min(bytes_left.div_ceil(64)),
+            per_vector: self.per_vector,
+        }
+    }
+
     const NONE: NextRowHints = NextRowHints {
         from: 0,
         lines: 0,
@@ -626,72 +653,81 @@ unsafe fn gather_vector<E, I>(
     inside
 }
 
-/// `vectors` whole vectors of a row, every lane enabled: for each, what [`gather_vector`] does, the
-/// lanes of vector `v` reading column `column + v * step + columns[k]`. The broadcasts are made
-/// once, and nothing runs between the vectors but the loop's counters and the hint at the values 4
-/// KiB on (clipped to `last_value`), as the row loop asks. Returns whether every value was in
-/// range.
+/// `vectors` whole vectors of a row, every lane enabled, their values the first of `values` (the
+/// rest of the run's values, which only aim hints): for each, what [`gather_vector`] does, the
+/// lanes of vector `v` reading column `column + v * step + columns[k]`. The constants are broadcast
+/// once, and nothing runs between the vectors but the loop's counters and the row loop's hints: at
+/// the values 4 KiB on (clipped to `values`), and `next_row.per_vector` of the next row's lines
+/// while any are left. Returns whether every value was in range, and how many of those lines were
+/// asked for.
 ///
 /// Why a loop of its own: a call of [`gather_vector`] per vector ran about 60 instructions a vector
 /// (its eleven register operands left the row loop's state on the stack, and each vector broadcast
-/// its constants anew), this loop 20-25. A gather waits for its lanes' lines; the fewer
+/// its constants anew), this loop 25-30. A gather waits for its lanes' lines; the fewer
 /// instructions between two gathers, the more of them the out-of-order window holds at once. On an
 /// Intel Xeon (family 6 model 167, 2 MiB L2; two builds alternating in one process), time with this
 /// loop against one call a vector, 1 / 2 threads: W2 (rows of 512 f32 across 1 MiB slabs, int64
 /// values) 0.75-0.77x / 0.72-0.75x (called from C: 32.4 against 24.0 ms); f16 [4096, 4096] along
-/// the last axis with int32 values (W4) 0.92x / 0.94x; rows of 64 f32 along the last axis 0.89x /
-/// 0.88x; rows of 128 u8 or i16 0.83x / 0.80-0.88x; rows of 725 int32 0.96x / 0.83x; rows of 128
-/// f32 or f64 with int32 values, which take few whole vectors, 0.92-1.03x / 0.93-1.01x (noise); W1,
-/// whose rows ask for the next row's lines with most of their vectors, 1.00x / 0.99x.
+/// the last axis with int32 values (W4) 0.92x / 0.94x, with the next row's lines asked for in the
+/// loop too 0.96x / 0.95x more; rows of 64 f32 along the last axis 0.89x / 0.88x; rows of 128 u8 or
+/// i16 0.83x / 0.80-0.88x, then 0.84x / 0.92x more; rows of 300 i16 0.86x / 0.88x (that step
+/// alone); rows of 725 int32 0.96x / 0.83x; rows of 128 f32 or f64 with int32 values 0.92-1.03x /
+/// 0.93-1.01x (noise); W1 1.00x / 0.99x (it is bound by memory).
 ///
 /// # Safety
-/// As for [`gather_vector`], for each of the `vectors` vectors (all lanes enabled) whose values
-/// start at `values` and elements at `dst`, each `lanes_per_vector` on from the one before.
+/// As for [`gather_vector`], for each of the `vectors` vectors (all lanes enabled) whose values are
+/// the first `vectors * lanes_per_vector` of `values` and elements start at `dst`, each
+/// `lanes_per_vector` on from the one before.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn gather_whole_vectors<E, I>(
     reads: RowReads<E>,
     column: usize,
     step: usize,
+    values: &[I],
     vectors: usize,
-    values: *const I,
-    last_value: *const I,
     dst: *mut MaybeUninit<E>,
-) -> bool {
+    next_row: NextRowLines,
+) -> (bool, usize) {
     use std::arch::asm;
     const _: () = assert!(VALUES_AHEAD_BYTES == 4096);
-    debug_assert!(vectors > 0);
-    let RowReads {
-        row,
-        size,
-        stride,
-        columns,
-        last_dword,
-    } = reads;
+    debug_assert!(vectors > 0 && values.len() >= vectors * lanes_per_vector::<E, I>());
+    // The last value the hints may aim at; the loop's own values are the first ones.
+    let last_value = values.as_ptr().wrapping_add(values.len() - 1);
+    let values = values.as_ptr();
+    let setup = WholeVectorsSetup {
+        size: reads.size as u64,
+        stride: reads.stride as u64,
+        column: column as u64,
+        step: step as u64,
+        last_dword: reads.last_dword as u64,
+        columns: reads.columns,
+        next_row_lines_per_vector: next_row.per_vector as u64,
+    };
+    let setup = &setup as *const WholeVectorsSetup;
+    let row = reads.row;
+    let mut lines_left = next_row.lines;
     let inside: u32;
     // Every loop: broadcast the constants and the first vector's columns (zmm17, zmm20-zmm24),
-    // set k5; then per vector: hint at the values 4 KiB on; load the values; add `size` to the
-    // negative lanes (k1); keep the lanes now in [0, size) (k2, unsigned), and them in k5; zero
-    // the others; multiply by the stride and add the columns; step the columns; for narrow
-    // elements, clamp to `last_dword` and keep the excess, in bits; gather every lane (k3); shift
-    // out the excess and narrow (narrow elements); store. The loops share one operand list.
+    // set k5; then per vector: hint at the values 4 KiB on; ask for the next row's lines, as many
+    // as a vector asks for while any are left; load the values; add `size` to the negative lanes
+    // (k1); keep the lanes now in [0, size) (k2, unsigned), and them in k5; zero the others;
+    // multiply by the stride and add the columns; step the columns; for narrow elements, clamp to
+    // `last_dword` and keep the excess, in bits; gather every lane (k3); shift out the excess and
+    // narrow (narrow elements); store. The loops share one operand list.
     macro_rules! whole_asm {
         ($($line:expr,)*) => {
             asm!(
                 $($line,)*
                 "kmovw {inside:e}, k5",
-                "# {size} {stride} {column} {columns} {last_dword}",
-                "# {step} {row} {last_value} {hint}",
+                "# {row} {last_value} {next} {left}",
                 values = inout(reg) values => _,
                 dst = inout(reg) dst => _,
                 count = inout(reg) vectors => _,
+                next = inout(reg) next_row.from => _,
+                left = inout(reg) lines_left,
                 hint = out(reg) _,
-                size = in(reg) size,
-                stride = in(reg) stride,
-                column = in(reg) column,
-                columns = in(reg) columns,
-                last_dword = in(reg) last_dword,
-                step = in(reg) step,
+                setup = in(reg) setup,
                 row = in(reg) row,
                 last_value = in(reg) last_value,
                 inside = lateout(reg) inside,
@@ -703,22 +739,41 @@ unsafe fn gather_whole_vectors<E, I>(
             )
         };
     }
+    // The hints of each vector: the values 4 KiB on, then the next row's lines.
+    macro_rules! hints {
+        () => {
+            concat!(
+                "lea {hint}, [{values} + 4096]\n",
+                "cmp {hint}, {last_value}\n",
+                "cmova {hint}, {last_value}\n",
+                "prefetcht0 [{hint}]\n",
+                "mov {hint}, [{setup} + 48]\n",
+                "3:\n",
+                "test {left}, {left}\n",
+                "jz 4f\n",
+                "prefetcht1 [{next}]\n",
+                "add {next}, 64\n",
+                "dec {left}\n",
+                "dec {hint}\n",
+                "jnz 3b\n",
+                "4:",
+            )
+        };
+    }
     macro_rules! quadword_lanes {
         ($($gather_and_store:literal,)*) => {
             whole_asm!(
-                "vpbroadcastq zmm17, {size}",
-                "vpbroadcastq zmm20, {stride}",
-                "vpbroadcastq zmm21, {column}",
-                "vpaddq zmm21, zmm21, [{columns}]",
-                "vpbroadcastq zmm22, {step}",
-                "vpbroadcastq zmm23, {last_dword}",
+                "vpbroadcastq zmm17, qword ptr [{setup}]",
+                "vpbroadcastq zmm20, qword ptr [{setup} + 8]",
+                "vpbroadcastq zmm21, qword ptr [{setup} + 16]",
+                "mov {hint}, [{setup} + 40]",
+                "vpaddq zmm21, zmm21, [{hint}]",
+                "vpbroadcastq zmm22, qword ptr [{setup} + 24]",
+                "vpbroadcastq zmm23, qword ptr [{setup} + 32]",
                 "vpxorq zmm24, zmm24, zmm24",
                 "kxnorw k5, k5, k5",
                 "2:",
-                "lea {hint}, [{values} + 4096]",
-                "cmp {hint}, {last_value}",
-                "cmova {hint}, {last_value}",
-                "prefetcht0 [{hint}]",
+                hints!(),
                 "vmovdqu64 zmm16, [{values}]",
                 "vpcmpq k1, zmm16, zmm24, 1",
                 "vpaddq zmm16 {{k1}}, zmm16, zmm17",
@@ -740,19 +795,17 @@ unsafe fn gather_whole_vectors<E, I>(
     macro_rules! doubleword_lanes {
         ($width:literal, $values_bytes:literal, $($gather_and_store:literal,)*) => {
             whole_asm!(
-                "vpbroadcastd zmm17, {size:e}",
-                "vpbroadcastd zmm20, {stride:e}",
-                "vpbroadcastd zmm21, {column:e}",
-                "vpaddd zmm21, zmm21, [{columns}]",
-                "vpbroadcastd zmm22, {step:e}",
-                "vpbroadcastd zmm23, {last_dword:e}",
+                "vpbroadcastd zmm17, dword ptr [{setup}]",
+                "vpbroadcastd zmm20, dword ptr [{setup} + 8]",
+                "vpbroadcastd zmm21, dword ptr [{setup} + 16]",
+                "mov {hint}, [{setup} + 40]",
+                "vpaddd zmm21, zmm21, [{hint}]",
+                "vpbroadcastd zmm22, dword ptr [{setup} + 24]",
+                "vpbroadcastd zmm23, dword ptr [{setup} + 32]",
                 "vpxord zmm24, zmm24, zmm24",
                 "kxnorw k5, k5, k5",
                 "2:",
-                "lea {hint}, [{values} + 4096]",
-                "cmp {hint}, {last_value}",
-                "cmova {hint}, {last_value}",
-                "prefetcht0 [{hint}]",
+                hints!(),
                 concat!("vmovdqu32 ", $width, "16, [{values}]"),
                 concat!("vpcmpd k1, ", $width, "16, ", $width, "24, 1"),
                 concat!("vpaddd ", $width, "16 {{k1}}, ", $width, "16, ", $width, "17"),
@@ -844,7 +897,44 @@ unsafe fn gather_whole_vectors<E, I>(
         }
     }
     let full_mask = (1u32 << lanes_per_vector::<E, I>()) - 1;
-    inside & full_mask == full_mask
+    (inside & full_mask == full_mask, next_row.lines - lines_left)
+}
+
+/// The constants of [`gather_whole_vectors`]' loop, read by its first instructions (one
+/// register for all of them: the loop's own state takes the others).
+#[cfg(target_arch = "x86_64")]
+#[repr(C)]
+struct WholeVectorsSetup {
+    size: u64,
+    stride: u64,
+    column: u64,
+    step: u64,
+    last_dword: u64,
+    columns: *const u8,
+    next_row_lines_per_vector: u64,
+}
+
+// The offsets the loop reads the fields at.
+#[cfg(target_arch = "x86_64")]
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(WholeVectorsSetup, size) == 0 && offset_of!(WholeVectorsSetup, stride) == 8);
+    assert!(
+        offset_of!(WholeVectorsSetup, column) == 16 && offset_of!(WholeVectorsSetup, step) == 24
+    );
+    assert!(offset_of!(WholeVectorsSetup, last_dword) == 32);
+    assert!(offset_of!(WholeVectorsSetup, columns) == 40);
+    assert!(offset_of!(WholeVectorsSetup, next_row_lines_per_vector) == 48);
+};
+
+/// The next row's lines that [`gather_whole_vectors`] asks for: `lines` from `from` on, each 64
+/// bytes after the one before, `per_vector` with each vector until none are left.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct NextRowLines {
+    from: *const u8,
+    lines: usize,
+    per_vector: usize,
 }
 
 #[cfg(test)]
@@ -1174,6 +1264,68 @@ mod tests {
                 let at = n - row_len + bad_at;
                 check_rows::<E, I>(g, make, &mut |p| if p == at { bad } else { value(p) });
             }
+        }
+    }
+
+    /// The loop of whole vectors asks for `per_vector` of the next row's lines with each vector
+    /// until none are left, and says how many it asked for; the lines it is given stop at the
+    /// slab's end.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_whole_vectors_ask_for_the_next_rows_lines_inside_the_slab() {
+        let slab: Vec<u32> = (0..1000).collect();
+        let hints = NextRowHints {
+            from: 640,
+            lines: 40,
+            per_vector: 3,
+            elements_per_line: 16,
+        };
+        // 360 elements from 640: 23 lines start inside the slab; 10 asked leave 13.
+        assert_eq!(hints.lines_left(&slab, 0).lines, 23);
+        assert_eq!(hints.lines_left(&slab, 10).lines, 13);
+        assert_eq!(hints.lines_left(&slab, 40).lines, 0);
+        assert_eq!(
+            hints.lines_left(&slab, 10).from,
+            slab[800..].as_ptr().cast::<u8>()
+        );
+        if !crate::kernels::isa::gather_instructions() {
+            eprintln!("skipped: no AVX-512 gathers on this CPU");
+            return;
+        }
+        // A row of 40 int64 values (5 vectors) along an axis of 64, the last value out of range.
+        let values: Vec<i64> = (0..40).map(|p| if p == 39 { 64 } else { 63 - p }).collect();
+        let reads = RowReads {
+            row: slab.as_ptr(),
+            size: 64,
+            stride: 1,
+            columns: NO_COLUMNS.0.as_ptr().cast::<u8>(),
+            last_dword: 0,
+        };
+        for (lines, asked, per_vector) in [(40, 15, 3), (12, 12, 3), (0, 0, 0)] {
+            let next_row = NextRowLines {
+                from: slab.as_ptr().cast::<u8>(),
+                lines,
+                per_vector,
+            };
+            let mut out = vec![MaybeUninit::new(u32::MAX); 40];
+            // SAFETY: the test runs only where the gathers do; 5 vectors of 8 values and
+            // elements; every position read is below 64, inside the slab.
+            let (inside, hinted) = unsafe {
+                gather_whole_vectors::<u32, i64>(
+                    reads,
+                    0,
+                    0,
+                    &values,
+                    5,
+                    out.as_mut_ptr(),
+                    next_row,
+                )
+            };
+            assert_eq!((inside, hinted), (false, asked));
+            // SAFETY: all 40 were written, by the loop or above.
+            let got: Vec<u32> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
+            let expected: Vec<u32> = (0..40).map(|p| if p == 39 { 0 } else { 63 - p }).collect();
+            assert_eq!(got, expected);
         }
     }
 

@@ -663,21 +663,22 @@ unsafe fn gather_vector<E, I>(
 ///
 /// Why a loop of its own: a call of [`gather_vector`] per vector ran about 60 instructions a vector
 /// (its eleven register operands left the row loop's state on the stack, and each vector broadcast
-/// its constants anew), this loop 25-30. A gather waits for its lanes' lines; the fewer
-/// instructions between two gathers, the more of them the out-of-order window holds at once. On an
-/// Intel Xeon (family 6 model 167, 2 MiB L2; two builds alternating in one process), time with this
-/// loop against one call a vector, 1 / 2 threads: W2 (rows of 512 f32 across 1 MiB slabs, int64
-/// values) 0.75-0.77x / 0.72-0.75x (called from C: 32.4 against 24.0 ms); f16 [4096, 4096] along
-/// the last axis with int32 values (W4) 0.92x / 0.94x, with the next row's lines asked for in the
-/// loop too 0.96x / 0.95x more; rows of 64 f32 along the last axis 0.89x / 0.88x; rows of 128 u8 or
-/// i16 0.83x / 0.80-0.88x, then 0.84x / 0.92x more; rows of 300 i16 0.86x / 0.88x (that step
-/// alone); rows of 725 int32 0.96x / 0.83x; rows of 128 f32 or f64 with int32 values 0.92-1.03x /
-/// 0.93-1.01x (noise); W1 1.00x / 0.99x (it is bound by memory).
+/// its constants anew), this loop about 25-35 (24 for f32 with int64 values; 7 more for each
+/// next-row line a vector asks for). A gather waits for its lanes' lines; the fewer instructions
+/// between two gathers, the more of them the out-of-order window holds at once. On an Intel Xeon
+/// (family 6 model 167, 2 MiB L2; two builds alternating in one process), time with this loop
+/// against one call a vector, 1 / 2 threads: W2 (rows of 512 f32 across 1 MiB slabs, int64 values)
+/// 0.78x / 0.76x (called from C: 32.4 against 24.0 ms); f16 [4096, 4096] along the last axis with
+/// int32 values (W4) 0.93x / 0.90x; rows of 128 u8 and of 300 i16 along the axis 0.77x; rows of 64
+/// f32 0.86x / 0.88x, of 725 int32 0.88x / 0.89x; f32 rows of 256 across an axis of 1024 0.89x /
+/// 0.90x; rows of 16-44 values 0.92-1.07x (the two builds' noise); W1 1.01x / 0.96x (it is bound by
+/// memory: called from C it takes what a C loop of its design takes).
 ///
 /// # Safety
-/// As for [`gather_vector`], for each of the `vectors` vectors (all lanes enabled) whose values are
-/// the first `vectors * lanes_per_vector` of `values` and elements start at `dst`, each
-/// `lanes_per_vector` on from the one before.
+/// `vectors` > 0 (the loop runs its body before it counts); as for [`gather_vector`], for each of
+/// the `vectors` vectors (all lanes enabled) whose values are the first `vectors *
+/// lanes_per_vector` of `values` and elements start at `dst`, each `lanes_per_vector` on from the
+/// one before; `next_row.per_vector` > 0 where `next_row.lines` > 0.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn gather_whole_vectors<E, I>(
@@ -692,6 +693,7 @@ unsafe fn gather_whole_vectors<E, I>(
     use std::arch::asm;
     const _: () = assert!(VALUES_AHEAD_BYTES == 4096);
     debug_assert!(vectors > 0 && values.len() >= vectors * lanes_per_vector::<E, I>());
+    debug_assert!(next_row.lines == 0 || next_row.per_vector > 0);
     // The last value the hints may aim at; the loop's own values are the first ones.
     let last_value = values.as_ptr().wrapping_add(values.len() - 1);
     let values = values.as_ptr();
@@ -1292,8 +1294,8 @@ mod tests {
             eprintln!("skipped: no AVX-512 gathers on this CPU");
             return;
         }
-        // A row of 40 int64 values (5 vectors) along an axis of 64, the last value out of range.
-        let values: Vec<i64> = (0..40).map(|p| if p == 39 { 64 } else { 63 - p }).collect();
+        // Rows of 40 int64 values (5 vectors) along an axis of 64: every value in range, one out
+        // of range in the first vector, one in the last.
         let reads = RowReads {
             row: slab.as_ptr(),
             size: 64,
@@ -1301,31 +1303,45 @@ mod tests {
             columns: NO_COLUMNS.0.as_ptr().cast::<u8>(),
             last_dword: 0,
         };
-        for (lines, asked, per_vector) in [(40, 15, 3), (12, 12, 3), (0, 0, 0)] {
-            let next_row = NextRowLines {
-                from: slab.as_ptr().cast::<u8>(),
-                lines,
-                per_vector,
-            };
-            let mut out = vec![MaybeUninit::new(u32::MAX); 40];
-            // SAFETY: the test runs only where the gathers do; 5 vectors of 8 values and
-            // elements; every position read is below 64, inside the slab.
-            let (inside, hinted) = unsafe {
-                gather_whole_vectors::<u32, i64>(
-                    reads,
-                    0,
-                    0,
-                    &values,
-                    5,
-                    out.as_mut_ptr(),
-                    next_row,
-                )
-            };
-            assert_eq!((inside, hinted), (false, asked));
-            // SAFETY: all 40 were written, by the loop or above.
-            let got: Vec<u32> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
-            let expected: Vec<u32> = (0..40).map(|p| if p == 39 { 0 } else { 63 - p }).collect();
-            assert_eq!(got, expected);
+        for bad_at in [None, Some(0), Some(39)] {
+            let values: Vec<i64> = (0..40)
+                .map(|p| if Some(p) == bad_at { 64 } else { 63 - p as i64 })
+                .collect();
+            for (lines, asked, per_vector) in [(40, 15, 3), (13, 13, 3), (12, 12, 3), (0, 0, 0)] {
+                let next_row = NextRowLines {
+                    from: slab.as_ptr().cast::<u8>(),
+                    lines,
+                    per_vector,
+                };
+                // A guard on each side catches a store past either end.
+                let guard = 0xDEAD_BEEF;
+                let mut out = [MaybeUninit::new(guard); 42];
+                // SAFETY: the test runs only where the gathers do; 5 vectors of 8 values and of
+                // elements (out[1..41]); every position read is below 64, inside the slab.
+                let (inside, hinted) = unsafe {
+                    gather_whole_vectors::<u32, i64>(
+                        reads,
+                        0,
+                        0,
+                        &values,
+                        5,
+                        out[1..].as_mut_ptr(),
+                        next_row,
+                    )
+                };
+                assert_eq!(
+                    (inside, hinted),
+                    (bad_at.is_none(), asked),
+                    "{bad_at:?} {lines}"
+                );
+                // SAFETY: all 42 were written, by the loop or above.
+                let got: Vec<u32> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
+                let expected: Vec<u32> = std::iter::once(guard)
+                    .chain((0..40).map(|p| if Some(p) == bad_at { 0 } else { 63 - p as u32 }))
+                    .chain(std::iter::once(guard))
+                    .collect();
+                assert_eq!(got, expected);
+            }
         }
     }
 

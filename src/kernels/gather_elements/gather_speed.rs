@@ -28,6 +28,7 @@
 //! Zen 4 yet; there W1 itself, which it copies, took 1.21x as long with the gathers.
 
 use super::gathers::gathers_take;
+use super::lanes::DataTraffic;
 use super::strided_rows::{ChosenRows, StridedRows};
 use crate::kernels::cache::LINE;
 use crate::kernels::resolve::IndexCopy;
@@ -196,8 +197,8 @@ fn race() -> (Duration, Duration) {
     let out = line_aligned(&mut out_buffer, values);
     let mut copy = IndexCopy::<i64>::new();
     let rows = race_rows();
-    let with_gathers = rows.chosen_where::<u32, i64>(false, || true);
-    let without = rows.chosen_where::<u32, i64>(false, || false);
+    let with_gathers = rows.chosen_where::<u32, i64>(DataTraffic::Spans, || true);
+    let without = rows.chosen_where::<u32, i64>(DataTraffic::Spans, || false);
     debug_assert!(gathers_take::<u32, i64>(&rows));
     let unordered = has_clflushopt();
     let mut run = |rows: &ChosenRows| {

@@ -280,16 +280,23 @@ const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
 /// from 16 MiB and 2.02-2.03x for 65536 from 16-64 MiB with new indices each call, as a model's
 /// lookups into a table have.
 ///
+/// Rows along the axis ask for nothing ahead when all the call moves through the cache stays in
+/// the L3 ([`DataTraffic::Cached`]): their reads then hit the L3, whose latency the out-of-order
+/// window covers, and the hints only add work (a second load of the values, their resolution and
+/// a hint per value) and keep the rows off the branching loop ([`super::branching`]).
+///
 /// Rows across the axis also ask from spans of a quarter of an L2 on ([`COLD_SPAN_L2_SHARE`])
-/// when the call's first reads of lines dominate ([`first_reads_dominate`]): each line of such a
-/// span first comes from memory, in the random order of the values, and the index and output
+/// when the call's first reads of lines dominate ([`DataTraffic::FirstReads`]): each line of such
+/// a span first comes from memory, in the random order of the values, and the index and output
 /// streams passing through the L2 evict the span's lines between their few reads.
 #[cfg(target_arch = "x86_64")]
-pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, first_reads_dominate: bool) -> usize {
+pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, traffic: DataTraffic) -> usize {
     let span_bytes = g.read_span().saturating_mul(std::mem::size_of::<E>());
+    if g.inner_stride == 0 {
+        return reads_ahead_along_axis(span_bytes, g.row_len, traffic);
+    }
     match reads_ahead_for(span_bytes, g.row_len) {
-        0 if first_reads_dominate
-            && g.inner_stride != 0
+        0 if traffic == DataTraffic::FirstReads
             && span_bytes >= l2_bytes() / COLD_SPAN_L2_SHARE
             && g.row_len > POSITIONS_AHEAD =>
         {
@@ -299,11 +306,74 @@ pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, first_reads_dominate: bo
     }
 }
 
+/// [`reads_ahead_for`] rows along the axis of a call with `traffic`: none where the call stays in
+/// the L3 ([`DataTraffic::Cached`]).
+pub(super) fn reads_ahead_along_axis(
+    span_bytes: usize,
+    row_len: usize,
+    traffic: DataTraffic,
+) -> usize {
+    if traffic == DataTraffic::Cached {
+        0
+    } else {
+        reads_ahead_for(span_bytes, row_len)
+    }
+}
+
+/// Where a call's reads of `data` come from, as far as its sizes tell: decided once per call
+/// ([`DataTraffic::of_call`]) for the hints that ask for reads ahead ([`values_ahead_of_reads`],
+/// [`reads_ahead_along_axis`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DataTraffic {
+    /// All the call moves through the cache (its data, index values and output) stays in the
+    /// L3 from call to call with room to spare: at most [`CACHED_TRAFFIC_BYTES`].
+    Cached,
+    /// Neither of the others: each row's span decides ([`reads_ahead_for`]).
+    Spans,
+    /// The call reads its data's lines mostly for the first time, from memory
+    /// ([`first_reads_dominate`]).
+    FirstReads,
+}
+
+impl DataTraffic {
+    /// A call's: `data_bytes` of data, `index_bytes` of index values, `out_bytes` of output
+    /// (never streamed: GatherElements writes through the cache), `reads` elements read.
+    pub(super) fn of_call(
+        data_bytes: usize,
+        index_bytes: usize,
+        out_bytes: usize,
+        reads: usize,
+    ) -> DataTraffic {
+        let moved = data_bytes
+            .saturating_add(index_bytes)
+            .saturating_add(out_bytes);
+        if moved <= CACHED_TRAFFIC_BYTES {
+            DataTraffic::Cached
+        } else if first_reads_dominate(data_bytes, reads) {
+            DataTraffic::FirstReads
+        } else {
+            DataTraffic::Spans
+        }
+    }
+}
+
+/// The most a call may move through the cache for rows along the axis to skip their read hints
+/// ([`DataTraffic::Cached`]): half the L3's share ([`L3_RESIDENT_BYTES`]). Measured on a Zen 4
+/// (1 MiB L2, so hints from spans past 4 MiB; one build, the rule toggled between alternating
+/// calls; ratios are ONNX Runtime's time over gatherkit's, hints / none, 1 thread): 1-D gathers
+/// with int64 values, sweep seed 248's 74787 uint16 values from 4.2 MiB 0.75x / 1.01x (2 threads
+/// 1.09x / 1.70x), 50000-200000 f32 from 4.4 MB 0.83-0.85x / 0.93-1.06x, 100000 from 6 MB 0.82x /
+/// 0.99x, 30000 f64 from 6.4 MB 0.80x / 0.99x (2 threads 0.68x / 0.97x), 100000 uint8 from 6 MB
+/// 1.45x / 1.68x; int32 values, 100000 f32 from 4.4 MB 0.93x / 0.97x. Past half, the hints won
+/// where the traffic left the L3: 200000 f32 from 11 and 14 MB (13-16 MB moved) 2.15-2.31x /
+/// 0.98x in one run, 1.23-1.27x / 1.06-1.07x in another, 1M from 12 MB 1.89x / 1.04x.
+const CACHED_TRAFFIC_BYTES: usize = L3_RESIDENT_BYTES / 2;
+
 /// Whether a call that reads `reads` elements of `data_bytes` of data reads a line of it mostly
 /// for the first time, from memory: the data does not stay in the L3 from call to call
 /// ([`stays_in_l3`]) and each of its lines is read at most [`FEW_READS_PER_LINE`] times on
 /// average.
-pub(super) fn first_reads_dominate(data_bytes: usize, reads: usize) -> bool {
+fn first_reads_dominate(data_bytes: usize, reads: usize) -> bool {
     const _: () = assert!(FEW_READS_PER_LINE <= LINE && LINE % FEW_READS_PER_LINE == 0);
     !stays_in_l3(data_bytes) && reads.saturating_mul(LINE / FEW_READS_PER_LINE) <= data_bytes
 }
@@ -490,27 +560,33 @@ mod tests {
         // span, not the 16 KiB axis of positions times the element, decides.
         crate::kernels::cache::with_l2_bytes(2 << 20, || {
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(4096), false),
+                values_ahead_of_reads::<f32>(&across(4096), DataTraffic::Spans),
                 POSITIONS_AHEAD
             );
-            assert_eq!(values_ahead_of_reads::<f32>(&across(2048), false), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(2048), DataTraffic::Spans),
+                0
+            );
             // Along the axis, the axis.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20), false),
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20), DataTraffic::Spans),
                 POSITIONS_AHEAD
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20), false),
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20), DataTraffic::Spans),
                 0
             );
         });
         // With a 1 MiB L2, past 4 MiB: 1536 positions (6 MiB) ask, 1024 (4 MiB) do not.
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(1536), false),
+                values_ahead_of_reads::<f32>(&across(1536), DataTraffic::Spans),
                 POSITIONS_AHEAD
             );
-            assert_eq!(values_ahead_of_reads::<f32>(&across(1024), false), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(1024), DataTraffic::Spans),
+                0
+            );
         });
     }
 
@@ -528,32 +604,47 @@ mod tests {
         crate::kernels::cache::with_l2_bytes(2 << 20, || {
             // W2's slabs: 512 positions of 512 f32 columns, 1 MiB.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(512, 512), true),
+                values_ahead_of_reads::<f32>(&across(512, 512), DataTraffic::FirstReads),
                 POSITIONS_AHEAD
             );
             // Data the L3 keeps, or lines read many times: the span alone decides (8 MiB).
-            assert_eq!(values_ahead_of_reads::<f32>(&across(512, 512), false), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(512, 512), DataTraffic::Spans),
+                0
+            );
             // A quarter of the L2 ([128, 256, 512]), and a span just short of it.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(256, 512), true),
+                values_ahead_of_reads::<f32>(&across(256, 512), DataTraffic::FirstReads),
                 POSITIONS_AHEAD
             );
-            assert_eq!(values_ahead_of_reads::<f32>(&across(255, 512), true), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(255, 512), DataTraffic::FirstReads),
+                0
+            );
             // Rows too short for any value to have one that far on.
-            assert_eq!(values_ahead_of_reads::<f32>(&across(8192, 64), true), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(8192, 64), DataTraffic::FirstReads),
+                0
+            );
             // Along the axis, the span alone decides.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 1 << 20), true),
+                values_ahead_of_reads::<f32>(
+                    &rows_along(4, 1024, 1 << 20),
+                    DataTraffic::FirstReads
+                ),
                 0
             );
         });
         // The share follows the L2: 512 KiB of it asks from 128 KiB.
         crate::kernels::cache::with_l2_bytes(512 << 10, || {
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(64, 512), true),
+                values_ahead_of_reads::<f32>(&across(64, 512), DataTraffic::FirstReads),
                 POSITIONS_AHEAD
             );
-            assert_eq!(values_ahead_of_reads::<f32>(&across(63, 512), true), 0);
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across(63, 512), DataTraffic::FirstReads),
+                0
+            );
         });
     }
 
@@ -571,6 +662,61 @@ mod tests {
     }
 
     #[test]
+    fn a_call_is_cached_up_to_half_the_l3s_share_with_its_index_values_and_output() {
+        let half = L3_RESIDENT_BYTES / 2;
+        assert_eq!(DataTraffic::of_call(half - 2, 1, 1, 1), DataTraffic::Cached);
+        assert_eq!(DataTraffic::of_call(half - 2, 2, 1, 1), DataTraffic::Spans);
+        assert_eq!(DataTraffic::of_call(half - 2, 1, 2, 1), DataTraffic::Spans);
+        // Sweep seed 248's configuration 80: 74787 int64 values, uint16 from 4.2 MiB.
+        let values = 74_787;
+        let seed_248_80 = DataTraffic::of_call(2_190_070 * 2, values * 8, values * 2, values);
+        assert_eq!(seed_248_80, DataTraffic::Cached);
+        // Past the L3's share, a few reads a line are first reads; sizes that overflow saturate.
+        let cold = DataTraffic::of_call(64 << 20, 8 << 20, 4 << 20, 4 << 20);
+        assert_eq!(cold, DataTraffic::FirstReads);
+        let reread = DataTraffic::of_call(64 << 20, 8 << 20, 4 << 20, 64 << 20);
+        assert_eq!(reread, DataTraffic::Spans);
+        let huge = DataTraffic::of_call(usize::MAX, usize::MAX, usize::MAX, 1);
+        assert_eq!(huge, DataTraffic::FirstReads);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_along_the_axis_of_a_cached_call_ask_for_no_reads_ahead() {
+        use super::super::strided_rows::tests::rows_along;
+        // Seed 248's configuration 80 (a 1-D gather, 74787 uint16 values from 2190070): the span
+        // alone asks, the call's traffic does not.
+        let one_d = StridedRows {
+            row_stride: 0,
+            ..rows_along(1, 74_787, 2_190_070)
+        };
+        let across = StridedRows {
+            inner_stride: 1,
+            axis_stride: 1024,
+            axis_size: 1536,
+            row_stride: 0,
+            ..rows_along(8, 1024, 1536)
+        };
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            let span = 2_190_070 * 2;
+            for traffic in [DataTraffic::Spans, DataTraffic::FirstReads] {
+                let ahead = values_ahead_of_reads::<u16>(&one_d, traffic);
+                assert_eq!(ahead, POSITIONS_AHEAD, "{traffic:?}");
+                let blocks = reads_ahead_along_axis(span, 74_787, traffic);
+                assert_eq!(blocks, POSITIONS_AHEAD, "{traffic:?}");
+            }
+            let cached = DataTraffic::Cached;
+            assert_eq!(values_ahead_of_reads::<u16>(&one_d, cached), 0);
+            assert_eq!(reads_ahead_along_axis(span, 74_787, cached), 0);
+            // Across the axis the span decides whatever the traffic (6 MiB of f32 here).
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&across, cached),
+                POSITIONS_AHEAD
+            );
+        });
+    }
+
+    #[test]
     #[cfg(target_arch = "x86_64")]
     fn reads_are_asked_for_ahead_by_the_span_however_few_values_the_call_has() {
         use super::super::strided_rows::tests::rows_along;
@@ -583,20 +729,20 @@ mod tests {
             // Seed 193's configuration 82: 26068 values from 16 MB, whose lines stay cached
             // only for a next call with the same indices.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&one_d(26_068), false),
+                values_ahead_of_reads::<f32>(&one_d(26_068), DataTraffic::Spans),
                 POSITIONS_AHEAD
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&one_d(65_536), false),
+                values_ahead_of_reads::<f32>(&one_d(65_536), DataTraffic::Spans),
                 POSITIONS_AHEAD
             );
             // Rows of at most the distance's values get none; a span the L2s hold neither.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&one_d(POSITIONS_AHEAD), false),
+                values_ahead_of_reads::<f32>(&one_d(POSITIONS_AHEAD), DataTraffic::Spans),
                 0
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(1, 1 << 20, 1 << 20), false),
+                values_ahead_of_reads::<f32>(&rows_along(1, 1 << 20, 1 << 20), DataTraffic::Spans),
                 0
             );
         });

@@ -22,6 +22,7 @@ mod short_runs;
 mod strided_rows;
 mod tiled;
 
+use lanes::DataTraffic;
 pub(crate) use offsets::DisjointTargets;
 
 use super::{BadIndex, Kernel};
@@ -69,10 +70,11 @@ pub(crate) struct ElementsKernel {
     traversal: ElementsTraversal,
     /// Columns per tile when the traversal is tiled.
     tile_columns: usize,
-    /// Whether the call reads its data's lines mostly for the first time, from memory
-    /// ([`lanes::first_reads_dominate`]): decided here, from the shapes, for every run of rows in
-    /// order to ask the lanes loop for reads ahead over shorter spans.
-    first_reads_dominate: bool,
+    /// Bytes of `data`: with the output's and the index values' (known only when the call runs),
+    /// what the call moves through the cache ([`ElementsKernel::data_traffic`]).
+    data_bytes: usize,
+    /// Bytes of the output.
+    out_bytes: usize,
 }
 
 impl ElementsKernel {
@@ -193,11 +195,17 @@ impl ElementsKernel {
             axis_extent: indices_shape[axis],
             traversal,
             tile_columns,
-            first_reads_dominate: lanes::first_reads_dominate(
-                data_bytes,
-                saturating_product(indices_shape),
-            ),
+            data_bytes,
+            out_bytes: saturating_product(indices_shape).saturating_mul(element_size),
         }
+    }
+
+    /// Where the call's reads come from, as far as its sizes tell, with index values of type `I`
+    /// ([`DataTraffic::of_call`]): for every run of rows in order, which the read hints depend on.
+    fn data_traffic<I>(&self) -> DataTraffic {
+        let reads = self.len();
+        let index_bytes = reads.saturating_mul(std::mem::size_of::<I>());
+        DataTraffic::of_call(self.data_bytes, index_bytes, self.out_bytes, reads)
     }
 
     /// The traversal `run` takes.

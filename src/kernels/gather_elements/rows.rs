@@ -1,6 +1,7 @@
 //! The in-order traversal: rows split among tasks (inside rows when they are few), consecutive
 //! rows gathered as strided runs.
 
+use super::lanes::DataTraffic;
 use super::short_runs::{gather_cursor_rows, RowShape};
 use super::strided_rows::{gather_strided_rows, StridedRows};
 use super::ElementsKernel;
@@ -74,8 +75,8 @@ impl ElementsKernel {
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(run * self.row_len);
             rest = tail;
             let first = row * self.row_len;
-            let cold = self.first_reads_dominate;
-            gather_at::<E, I>(data, geometry, cold, indices, first, part, copy)?;
+            let traffic = self.data_traffic::<I>();
+            gather_at::<E, I>(data, geometry, traffic, indices, first, part, copy)?;
             cursor.advance_by(run);
             row += run;
         }
@@ -140,7 +141,7 @@ impl ElementsKernel {
                 gather_at::<E, I>(
                     data,
                     self.rows_from(base, 0, 1, len),
-                    self.first_reads_dominate,
+                    self.data_traffic::<I>(),
                     indices,
                     at,
                     part,
@@ -228,13 +229,13 @@ impl ElementsKernel {
 }
 
 /// Gathers `geometry`'s rows, whose index values start at `indices[first]`, into `out`; a bad
-/// value's position counts from the call's first value. `first_reads_dominate` is the kernel's
-/// (see [`StridedRows::chosen`]).
+/// value's position counts from the call's first value. `traffic` is the call's
+/// ([`ElementsKernel::data_traffic`], see [`StridedRows::chosen`]).
 #[inline(always)]
 fn gather_at<E: RawElement, I: IndexElement>(
     data: &[E],
     geometry: StridedRows,
-    first_reads_dominate: bool,
+    traffic: DataTraffic,
     indices: &[I],
     first: usize,
     out: &mut [MaybeUninit<E>],
@@ -243,7 +244,7 @@ fn gather_at<E: RawElement, I: IndexElement>(
     // Cannot panic: the rows' values follow `first` in indices (which holds every row's), as
     // many as `out` has elements.
     let idx = &indices[first..first + out.len()];
-    let rows = geometry.chosen::<E, I>(first_reads_dominate);
+    let rows = geometry.chosen::<E, I>(traffic);
     gather_strided_rows::<E, I>(data, &rows, idx, out, copy).map_err(|j| BadIndex {
         position: first + j,
         value: idx[j].to_i64(),

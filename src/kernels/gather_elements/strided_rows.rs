@@ -6,7 +6,7 @@
 //! or data the L2 holds and the rows come back to), gathered by the CPU's gather instructions
 //! ([`super::gathers`]).
 
-use super::lanes;
+use super::lanes::{self, DataTraffic};
 #[cfg(target_arch = "x86_64")]
 use super::{branching, gather_speed, gathers};
 use crate::kernels::cache::{fits_l2, l2_bytes};
@@ -147,8 +147,8 @@ pub(super) struct ChosenRows {
     geometry: StridedRows,
     gather_loop: RowsLoop,
     /// How many values ahead the chosen loop asks for the data a value will read (see
-    /// [`lanes::values_ahead_of_reads`] and, for the block loop, [`lanes::reads_ahead_for`]; the
-    /// gathers and the branching loop take none).
+    /// [`lanes::values_ahead_of_reads`] and, for the block loop,
+    /// [`lanes::reads_ahead_along_axis`]; the gathers and the branching loop take none).
     lookahead: usize,
     /// Lines of the next row each piece of the block loop asks for
     /// ([`StridedRows::next_row_lines_per_piece`]; 0 for the other loops).
@@ -179,15 +179,12 @@ impl StridedRows {
     /// `I`: [`StridedRows::chosen_where`], with the gather instructions where the race of
     /// [`gather_speed`] keeps them on this core. The race runs (once per process, about 2 ms) only
     /// for rows the gathers would take.
-    pub(super) fn chosen<E: RawElement, I: IndexElement>(
-        self,
-        first_reads_dominate: bool,
-    ) -> ChosenRows {
+    pub(super) fn chosen<E: RawElement, I: IndexElement>(self, traffic: DataTraffic) -> ChosenRows {
         #[cfg(target_arch = "x86_64")]
         let gathers_pay = gather_speed::gathers_pay;
         #[cfg(not(target_arch = "x86_64"))]
         let gathers_pay = || false;
-        self.chosen_where::<E, I>(first_reads_dominate, gathers_pay)
+        self.chosen_where::<E, I>(traffic, gathers_pay)
     }
 
     /// These rows with the loop that gathers them, for elements `E` and index values `I`: where the
@@ -195,21 +192,21 @@ impl StridedRows {
     /// for rows they take), the gather instructions, else, where the lanes take them and the CPU
     /// has AVX2, the branching loop for the rows along the axis it takes
     /// ([`branching::branching_takes`], no reads asked for ahead) and the lanes loop for the
-    /// others, else the block loop. `first_reads_dominate` is [`lanes::first_reads_dominate`] of
-    /// the call (whether the lanes ask for reads ahead over shorter spans,
-    /// [`lanes::values_ahead_of_reads`]). The race of [`gather_speed`] runs both choices, with and
-    /// without the gathers.
+    /// others, else the block loop. `traffic` is the call's ([`DataTraffic::of_call`]), which
+    /// decides how far ahead the lanes and the block loop ask for reads
+    /// ([`lanes::values_ahead_of_reads`], [`lanes::reads_ahead_along_axis`]). The race of
+    /// [`gather_speed`] runs both choices, with and without the gathers.
     #[cfg_attr(
         not(target_arch = "x86_64"),
         allow(clippy::extra_unused_type_parameters, unused_variables)
     )]
     pub(super) fn chosen_where<E: RawElement, I: IndexElement>(
         self,
-        first_reads_dominate: bool,
+        traffic: DataTraffic,
         gathers_pay: impl FnOnce() -> bool,
     ) -> ChosenRows {
         #[cfg(target_arch = "x86_64")]
-        let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self, first_reads_dominate);
+        let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self, traffic);
         #[cfg(target_arch = "x86_64")]
         let gather_loop = if isa::gather_instructions()
             && gathers::gathers_take::<E, I>(&self)
@@ -242,7 +239,11 @@ impl StridedRows {
             // Taken only by the segments along the axis (stride 1) without next-row prefetch
             // (`gather_block`).
             RowsLoop::Blocks => (
-                lanes::reads_ahead_for(self.axis_size.saturating_mul(element_size), self.row_len),
+                lanes::reads_ahead_along_axis(
+                    self.axis_size.saturating_mul(element_size),
+                    self.row_len,
+                    traffic,
+                ),
                 self.next_row_lines_per_piece(element_size),
             ),
         };
@@ -757,7 +758,7 @@ pub(super) mod tests {
             axis_size: positions,
             call_rows: 8,
         };
-        let rows = geometry.chosen::<u32, i64>(false);
+        let rows = geometry.chosen::<u32, i64>(DataTraffic::Spans);
         // On x86-64 with AVX2 a vector loop (the lanes, or the gathers where they pay) takes them.
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::isa::avx2() {
@@ -798,7 +799,7 @@ pub(super) mod tests {
         let mut out = vec![MaybeUninit::new(0u32); 50_000];
         let _ = gather_strided_rows(
             &data,
-            &g.chosen::<u32, i64>(false),
+            &g.chosen::<u32, i64>(DataTraffic::Spans),
             &idx,
             &mut out,
             &mut IndexCopy::new(),
@@ -817,12 +818,15 @@ pub(super) mod tests {
         let near = one_d(50_000, 50_311);
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::isa::avx2() {
-            let loop_of =
-                |rows: StridedRows| rows.chosen_where::<u32, i64>(false, || false).gather_loop;
+            let loop_of = |rows: StridedRows| {
+                rows.chosen_where::<u32, i64>(DataTraffic::Spans, || false)
+                    .gather_loop
+            };
             assert_eq!(loop_of(near), RowsLoop::Branching);
             // int32 values, or data an L1 holds (16 KiB): the lanes.
             assert_eq!(
-                near.chosen_where::<u16, i32>(false, || false).gather_loop,
+                near.chosen_where::<u16, i32>(DataTraffic::Spans, || false)
+                    .gather_loop,
                 RowsLoop::Lanes
             );
             assert_eq!(loop_of(one_d(50_000, 4096)), RowsLoop::Lanes);
@@ -835,7 +839,7 @@ pub(super) mod tests {
         let data: Vec<u32> = (0..50_311).collect();
         let idx: Vec<i64> = (0..50_000).map(|j| (j * 7919) % 100_622 - 50_311).collect();
         let mut out = vec![MaybeUninit::new(0u32); 50_000];
-        let rows = near.chosen::<u32, i64>(false);
+        let rows = near.chosen::<u32, i64>(DataTraffic::Spans);
         let mut copy = IndexCopy::new();
         gather_strided_rows(&data, &rows, &idx, &mut out, &mut copy).unwrap();
         for (v, got) in idx.iter().zip(&out) {
@@ -866,7 +870,7 @@ pub(super) mod tests {
         #[cfg(not(target_arch = "x86_64"))]
         let gathers_or_blocks = RowsLoop::Blocks;
         let loop_of = |rows: StridedRows, gathers_pay| {
-            rows.chosen_where::<u32, i64>(false, || gathers_pay)
+            rows.chosen_where::<u32, i64>(DataTraffic::Spans, || gathers_pay)
                 .gather_loop
         };
         assert_eq!(loop_of(w1, true), gathers_or_blocks);
@@ -875,7 +879,7 @@ pub(super) mod tests {
         // (on a CPU with the gathers, `chosen` would run the race for nothing).
         assert_eq!(loop_of(rows_along(4, 8, 512), true), RowsLoop::Blocks);
         let asked = std::cell::Cell::new(false);
-        let short = rows_along(4, 8, 512).chosen_where::<u32, i64>(false, || {
+        let short = rows_along(4, 8, 512).chosen_where::<u32, i64>(DataTraffic::Spans, || {
             asked.set(true);
             true
         });
@@ -892,8 +896,8 @@ pub(super) mod tests {
         // What the race of `gather_speed` times: its rows with the gathers (where the CPU has
         // them) and without, the block loop asking for nothing ahead, as in W1.
         let rows = super::super::gather_speed::race_rows();
-        let with = rows.chosen_where::<u32, i64>(false, || true);
-        let without = rows.chosen_where::<u32, i64>(false, || false);
+        let with = rows.chosen_where::<u32, i64>(DataTraffic::Spans, || true);
+        let without = rows.chosen_where::<u32, i64>(DataTraffic::Spans, || false);
         if isa::gather_instructions() {
             assert_eq!(with.gather_loop, RowsLoop::Gathers);
         }

@@ -1,5 +1,6 @@
 //! The cache-tiled traversal for a gather across a non-last axis.
 
+use super::lanes::DataTraffic;
 use super::strided_rows::StridedRows;
 use super::ElementsKernel;
 use crate::kernels::cache::{l2_bytes, L3_RESIDENT_BYTES, LINE};
@@ -104,8 +105,10 @@ impl ElementsKernel {
                         (data, geometry)
                     };
                     // The tile's rows share a geometry: one choice of loop and one slab for all.
-                    // The slab is sized to stay in cache while its rows read it many times over.
-                    let rows = geometry.chosen::<E, I>(false);
+                    // The slab is sized to stay in cache while its rows read it many times over,
+                    // so the call's traffic decides nothing here: its rows run across the axis,
+                    // where only the spans do (`lanes::values_ahead_of_reads`).
+                    let rows = geometry.chosen::<E, I>(DataTraffic::Spans);
                     let tile_rows = rows.in_data(tile);
                     // The next tile's source rows are prefetched into L2 (L1 holds this tile) a
                     // share per output row, so that packing finds them in cache instead of

@@ -16,9 +16,10 @@
 //! Each value is read from caller memory once, by the vector load; the check and the address
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read. (Where
-//! reads span past four L2s, or across the axis a quarter of an L2 of data read mostly for the
-//! first time, the values 64 on are also loaded, but only to aim prefetch hints, which read
-//! nothing and cannot fault: [`values_ahead_of_reads`].)
+//! reads span past four L2s in a call that moves more than half the L3's share, or across the
+//! axis a quarter of an L2 of data read mostly for the first time, the values 64 on are also
+//! loaded, but only to aim prefetch hints, which read nothing and cannot fault:
+//! [`values_ahead_of_reads`].)
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
@@ -226,11 +227,12 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// 0.87-1.01x; a sweep GatherElements of 306 rows of 1904 uint32 across 8590 positions (88 MB)
 /// 0.89-0.91x; rows of at most 64 values unchanged (0.99-1.02x).
 ///
-/// On an AMD Zen 4 (1 MiB L2 per core, its 32 MiB L3 shared with other tenants' cores; same
-/// method, hints from any span past 1 MiB, 1 / 2 threads; `bench/README.md` has the runs), they
-/// paid from 6 MB on: 1-D gathers from 6-12 MB 0.45-0.96x in 17 of 18 runs (one 1.11x), rows
-/// across axis 0 from 8 MiB 0.87-0.99x; but from 1.5-4 MB they did not hold: 0.69-1.19x (f32 rows
-/// across axis 0 from 4 MiB 1.02-1.14x, uint16 from 3 MB 1.03-1.08x, f32 from 4 MiB 0.69-0.99x).
+/// On an AMD Zen 4 (1 MiB L2 per core, its 32 MiB L3 shared with other tenants' cores; same method,
+/// hints from any span past 1 MiB, 1 / 2 threads; `bench/README.md` has the runs), they paid from 6
+/// MB on (rows along the axis of calls that move at most [`CACHED_TRAFFIC_BYTES`] now go without,
+/// see there): 1-D gathers from 6-12 MB 0.45-0.96x in 17 of 18 runs (one 1.11x), rows across axis 0
+/// from 8 MiB 0.87-0.99x; but from 1.5-4 MB they did not hold: 0.69-1.19x (f32 rows across axis 0
+/// from 4 MiB 1.02-1.14x, uint16 from 3 MB 1.03-1.08x, f32 from 4 MiB 0.69-0.99x).
 ///
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.
@@ -366,7 +368,10 @@ impl DataTraffic {
 /// 0.99x, 30000 f64 from 6.4 MB 0.80x / 0.99x (2 threads 0.68x / 0.97x), 100000 uint8 from 6 MB
 /// 1.45x / 1.68x; int32 values, 100000 f32 from 4.4 MB 0.93x / 0.97x. Past half, the hints won
 /// where the traffic left the L3: 200000 f32 from 11 and 14 MB (13-16 MB moved) 2.15-2.31x /
-/// 0.98x in one run, 1.23-1.27x / 1.06-1.07x in another, 1M from 12 MB 1.89x / 1.04x.
+/// 0.98x in one run, 1.23-1.27x / 1.06-1.07x in another, 1M from 12 MB 1.89x / 1.04x. But 50000
+/// and 100000 f32 from 8-14 MB (up to 15 MB moved) lost to them or tied in both runs (0.75-1.07x
+/// / 0.93-1.08x): bytes moved do not separate those from the ones that gained, so the line is a
+/// conservative one and they keep the hints.
 const CACHED_TRAFFIC_BYTES: usize = L3_RESIDENT_BYTES / 2;
 
 /// Whether a call that reads `reads` elements of `data_bytes` of data reads a line of it mostly
@@ -678,6 +683,10 @@ mod tests {
         assert_eq!(reread, DataTraffic::Spans);
         let huge = DataTraffic::of_call(usize::MAX, usize::MAX, usize::MAX, 1);
         assert_eq!(huge, DataTraffic::FirstReads);
+        assert_eq!(
+            DataTraffic::of_call(usize::MAX, 1, 0, 1),
+            DataTraffic::FirstReads
+        );
     }
 
     #[test]
@@ -685,7 +694,7 @@ mod tests {
     fn rows_along_the_axis_of_a_cached_call_ask_for_no_reads_ahead() {
         use super::super::strided_rows::tests::rows_along;
         // Seed 248's configuration 80 (a 1-D gather, 74787 uint16 values from 2190070): the span
-        // alone asks, the call's traffic does not.
+        // alone would ask; a cached call takes that away.
         let one_d = StridedRows {
             row_stride: 0,
             ..rows_along(1, 74_787, 2_190_070)

@@ -362,6 +362,25 @@ mod tests {
     }
 
     #[test]
+    fn a_calls_traffic_counts_its_data_index_values_and_output() {
+        // Seed 248's configuration 80: 74787 int64 values, uint16 from 4.2 MiB.
+        let seed_248_80 = ElementsKernel::new(&[2_190_070], &[74_787], 0, 2);
+        assert_eq!(seed_248_80.data_traffic::<i64>(), DataTraffic::Cached);
+        // 7.8 MB of uint8 with 100000 values: 8.29 MB moved with int32 values, 8.69 MB with int64;
+        // the line is 8 MiB (8388608 bytes).
+        let index_bytes_decide = ElementsKernel::new(&[7_788_608], &[100_000], 0, 1);
+        assert_eq!(
+            index_bytes_decide.data_traffic::<i32>(),
+            DataTraffic::Cached
+        );
+        assert_eq!(index_bytes_decide.data_traffic::<i64>(), DataTraffic::Spans);
+        // The output counts too: 7588608 + 800000 of int32 values is the line itself, and the
+        // 200000 bytes of output pass it.
+        let output_decides = ElementsKernel::new(&[7_588_608], &[200_000], 0, 1);
+        assert_eq!(output_decides.data_traffic::<i32>(), DataTraffic::Spans);
+    }
+
+    #[test]
     fn reads_that_miss_count_as_half_a_line_when_choosing_threads() {
         // The pins below were measured on Zen 4 and Zen 5 machines, 1 MiB of L2 per core.
         crate::kernels::cache::with_l2_bytes(

@@ -67,6 +67,7 @@ impl ElementsKernel {
         let mut cursor = RowCursor::at(counts, strides, rows.start);
         let mut row = rows.start;
         let mut rest = out;
+        let traffic = self.data_traffic::<I>();
         while row < rows.end {
             let run = (run_count - cursor.innermost()).min(rows.end - row);
             let geometry = self.rows_from(cursor.base, row_stride, run, self.row_len);
@@ -75,7 +76,6 @@ impl ElementsKernel {
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(run * self.row_len);
             rest = tail;
             let first = row * self.row_len;
-            let traffic = self.data_traffic::<I>();
             gather_at::<E, I>(data, geometry, traffic, indices, first, part, copy)?;
             cursor.advance_by(run);
             row += run;
@@ -116,6 +116,7 @@ impl ElementsKernel {
         let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
         let mut at = range.start;
         let mut rest = out;
+        let traffic = self.data_traffic::<I>();
         while at < range.end {
             // A division per piece (at most three per call), not per element.
             let (row, column) = (at / self.row_len, at % self.row_len);
@@ -141,7 +142,7 @@ impl ElementsKernel {
                 gather_at::<E, I>(
                     data,
                     self.rows_from(base, 0, 1, len),
-                    self.data_traffic::<I>(),
+                    traffic,
                     indices,
                     at,
                     part,

@@ -131,17 +131,16 @@ impl StridedRows {
     }
 }
 
-/// Rows of one geometry and the loop that gathers them, chosen once from the geometry alone
-/// ([`StridedRows::chosen`]), with what that loop works out from the geometry. A traversal that
-/// gathers many runs of one geometry decides once: the tiled traversal gathers one tile row of a
-/// few dozen values per run (W2: 64), and deciding for each run (the gathers' rule, the lanes
-/// rule, the reads-ahead distance), then taking the slab and entering the instruction-set
-/// dispatch, was a tenth of such a traversal's time. Measured on a Zen 4 (two builds in one
-/// process by turns, 1 / 2 threads), time choosing and taking the slab once per tile
-/// ([`ChosenRows::in_data`]) against once per run: W2 0.91-0.92x, with int32 indices 0.79-0.85x /
-/// 0.83x, float16 [64, 1024, 512] along axis 1 0.91-0.93x, f32 [32, 256, 1024] with int32
-/// indices 0.81-0.83x / 0.78-0.94x, W3 0.94-0.98x; rows outside tiles (one run per call) within
-/// their noise.
+/// Rows of one geometry and the loop that gathers them, chosen once from the geometry and the
+/// call's traffic ([`StridedRows::chosen`]), with what that loop works out from them. A traversal
+/// that gathers many runs of one geometry decides once: the tiled traversal gathers one tile row of
+/// a few dozen values per run (W2: 64), and deciding for each run (the gathers' rule, the lanes
+/// rule, the reads-ahead distance), then taking the slab and entering the instruction-set dispatch,
+/// was a tenth of such a traversal's time. Measured on a Zen 4 (two builds in one process by turns,
+/// 1 / 2 threads), time choosing and taking the slab once per tile ([`ChosenRows::in_data`])
+/// against once per run: W2 0.91-0.92x, with int32 indices 0.79-0.85x / 0.83x, float16 [64, 1024,
+/// 512] along axis 1 0.91-0.93x, f32 [32, 256, 1024] with int32 indices 0.81-0.83x / 0.78-0.94x, W3
+/// 0.94-0.98x; rows outside tiles (one run per call) within their noise.
 #[derive(Clone, Copy)]
 pub(super) struct ChosenRows {
     geometry: StridedRows,
@@ -483,15 +482,15 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
     }
 }
 
-/// Gathers a segment along the axis (stride 1) whose reads span past four L2s and 4 MiB (and whose
-/// call's values can touch that many lines), asking for
-/// the data of the position `lookahead` on in the segment's row, as the lanes loop does
-/// ([`lanes::reads_ahead_for`]; this loop's own numbers below are all from spans of 20 MiB or
-/// more); the positions are this task's checked copy, so the hints read nothing of the caller's
-/// twice. A segment holds at most a block of positions, so its last `lookahead` go without.
-/// Measured with the portable kernels forced on an Intel Xeon (one build, the distance toggled
-/// between alternating calls), 1-D gathers of 1-2M values: from 20 MiB of f16 0.79x the time, 32
-/// MiB of f32 0.95x, 48 MiB of f64 0.95-0.97x; 16 and 32 values ahead gained less.
+/// Gathers a segment along the axis (stride 1) whose reads span past four L2s and 4 MiB in a call
+/// that moves more than half the L3's share, asking for the data of the position `lookahead` on in
+/// the segment's row, as the lanes loop does ([`lanes::reads_ahead_along_axis`]; this loop's own
+/// numbers below are all from spans of 20 MiB or more); the positions are this task's checked copy,
+/// so the hints read nothing of the caller's twice. A segment holds at most a block of positions,
+/// so its last `lookahead` go without. Measured with the portable kernels forced on an Intel Xeon
+/// (one build, the distance toggled between alternating calls), 1-D gathers of 1-2M values: from 20
+/// MiB of f16 0.79x the time, 32 MiB of f32 0.95x, 48 MiB of f64 0.95-0.97x; 16 and 32 values ahead
+/// gained less.
 #[inline(always)]
 fn gather_segment_reading_ahead<E: RawElement, P: Position>(
     slab: &[E],
@@ -784,6 +783,38 @@ pub(super) mod tests {
         idx[40] = -65;
         let mut out = vec![MaybeUninit::new(0u32); columns];
         assert_eq!(in_slab.gather(&idx, &mut out, &mut copy), Err(19));
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_along_the_axis_of_a_cached_call_ask_for_no_reads_ahead_in_any_loop() {
+        let one_d = |len: usize, axis_size: usize| StridedRows {
+            row_stride: 0,
+            ..rows_along(1, len, axis_size)
+        };
+        // Seed 248's configuration 80: 74787 int64 values, uint16 from 2190070 (4.2 MiB, past
+        // four L2s of 1 MiB).
+        let seed_248_80 = one_d(74_787, 2_190_070);
+        // int32 values along an axis past i32::MAX, which the lanes do not take: the block loop
+        // (only the geometry is looked at; no data is read).
+        let past_i32 = one_d(74_787, i32::MAX as usize + 1);
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            let chosen = |traffic| seed_248_80.chosen_where::<u16, i64>(traffic, || false);
+            let (spans, cached) = (chosen(DataTraffic::Spans), chosen(DataTraffic::Cached));
+            // 64 values ahead (`lanes::POSITIONS_AHEAD`), from the lanes or the block loop.
+            assert_eq!((spans.lookahead, cached.lookahead), (64, 0));
+            if crate::kernels::isa::avx2() {
+                assert_eq!(spans.gather_loop, RowsLoop::Lanes);
+                assert_eq!(cached.gather_loop, RowsLoop::Branching);
+            }
+            let blocks = |traffic| past_i32.chosen_where::<u16, i32>(traffic, || false);
+            let (spans, cached) = (blocks(DataTraffic::Spans), blocks(DataTraffic::Cached));
+            assert_eq!(
+                (spans.gather_loop, cached.gather_loop),
+                (RowsLoop::Blocks, RowsLoop::Blocks)
+            );
+            assert_eq!((spans.lookahead, cached.lookahead), (64, 0));
+        });
     }
 
     #[test]

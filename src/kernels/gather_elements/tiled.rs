@@ -106,8 +106,8 @@ impl ElementsKernel {
                     };
                     // The tile's rows share a geometry: one choice of loop and one slab for all.
                     // The slab is sized to stay in cache while its rows read it many times over,
-                    // so the call's traffic decides nothing here: its rows run across the axis,
-                    // where only the spans do (`lanes::values_ahead_of_reads`).
+                    // so the span alone decides (`Spans`): the call's traffic describes its data,
+                    // not this slab.
                     let rows = geometry.chosen::<E, I>(DataTraffic::Spans);
                     let tile_rows = rows.in_data(tile);
                     // The next tile's source rows are prefetched into L2 (L1 holds this tile) a

@@ -371,7 +371,10 @@ impl DataTraffic {
 /// 0.98x in one run, 1.23-1.27x / 1.06-1.07x in another, 1M from 12 MB 1.89x / 1.04x. But 50000
 /// and 100000 f32 from 8-14 MB (up to 15 MB moved) lost to them or tied in both runs (0.75-1.07x
 /// / 0.93-1.08x): bytes moved do not separate those from the ones that gained, so the line is a
-/// conservative one and they keep the hints.
+/// conservative one and they keep the hints. Counting only the lines such a call's values can
+/// touch would have kept them off the hints (1.02-1.20x the speed with the same indices each
+/// call), but with new indices each call, as a model's lookups have, the data left the L3 and
+/// the hints paid: 50000-100000 f32 from 11-14 MB 1.44-1.69x with them, 0.98-1.03x without.
 const CACHED_TRAFFIC_BYTES: usize = L3_RESIDENT_BYTES / 2;
 
 /// Whether a call that reads `reads` elements of `data_bytes` of data reads a line of it mostly

@@ -1,6 +1,7 @@
 //! The per-core L2 size, read once from the CPU: kernels that decide by "does this fit a core's
 //! cache" ask here instead of assuming one machine's size (the Zen 3 this was tuned on has 512
-//! KiB, the Zen 5 also seen has 1 MiB).
+//! KiB, the Zen 5 also seen has 1 MiB); and the share of the L3 a call keeps, with what a call
+//! moves through the cache ([`Footprint`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -70,6 +71,58 @@ pub(crate) const L3_RESIDENT_BYTES: usize = 16 << 20;
 /// Whether `bytes` of data stay in the L3 from call to call ([`L3_RESIDENT_BYTES`]).
 pub(crate) fn stays_in_l3(bytes: usize) -> bool {
     bytes <= L3_RESIDENT_BYTES
+}
+
+/// The sizes that say which cache a call's reads of its data come from, for the rules that drop
+/// or keep read hints: the slice loops' (`slices::prefetch_ahead_tuples`) and GatherElements'
+/// (`gather_elements::lanes::DataTraffic`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Footprint {
+    /// Bytes of the data the call reads from.
+    ///
+    /// All of them, not only the lines a call of few reads can touch: those are still cached
+    /// when the next call reads the same ones, but not when it reads others, as a model's
+    /// lookups into a table with new indices do. On a Zen 4 (one build, toggled between
+    /// alternating calls), no slice hints where the touched lines fit the L2 took 0.66-0.85x the
+    /// time for calls repeated with the same indices (45 slices of 1 KiB from 119 MB 0.66x, 6790
+    /// of 24 bytes from 52 MB 0.78-0.85x), but 1.71-2.45x with new indices each call (300 rows of
+    /// 3 KiB from 153 MB 1.71x, 6790 of 24 bytes from 52 MB 2.45x).
+    pub(crate) data: usize,
+    /// Bytes the call moves through the cache: the data, the index values and the output unless
+    /// it is streamed past the cache. Data that stays in the L3 by its own size may not when the
+    /// call's other traffic passes through too: W9 (16 MiB of data beside 16 MiB of index
+    /// values) took 1.54x as long without its hints on a Zen 4.
+    ///
+    /// Only the rules that drop the hints count this; which level the slices' hints go to and how
+    /// much of a slice they ask for are decided by the data alone (and the kind of core), as
+    /// measured (`HintLevel::for_slices_from`, `slices::slice_prefetch_len`). Decided by this
+    /// instead, the level took 0.83-0.96x the time for data of 15-16 MiB beside 11-16 MiB of
+    /// indices or output, but 1.05-1.08x for 6.5-6.9 MB of data beside 10-21 MB of indices.
+    pub(crate) cached: usize,
+}
+
+impl Footprint {
+    /// A call's: `data_bytes` of data read, `index_bytes` of index values, and `out_bytes` of
+    /// output written through the cache unless `streamed`.
+    pub(crate) fn of_call(
+        data_bytes: usize,
+        index_bytes: usize,
+        out_bytes: usize,
+        streamed: bool,
+    ) -> Self {
+        let written = if streamed { 0 } else { out_bytes };
+        Footprint {
+            data: data_bytes,
+            cached: data_bytes
+                .saturating_add(index_bytes)
+                .saturating_add(written),
+        }
+    }
+
+    /// Whether the call's reads come from the L3: all it moves through the cache stays there.
+    pub(crate) fn stays_in_l3(self) -> bool {
+        stays_in_l3(self.cached)
+    }
 }
 
 /// CPUID leaf 0x8000_0006, ECX bits 31-16: the L2 size in KiB (AMD and Intel both report it);

@@ -23,7 +23,7 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::strided_rows::StridedRows;
-use crate::kernels::cache::{l2_bytes, stays_in_l3, L3_RESIDENT_BYTES, LINE};
+use crate::kernels::cache::{l2_bytes, stays_in_l3, Footprint, L3_RESIDENT_BYTES, LINE};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::prefetch::{prefetch_lines, prefetch_range_in_to, HintLevel};
 use crate::repr::IndexElement;
@@ -338,20 +338,12 @@ pub(super) enum DataTraffic {
 }
 
 impl DataTraffic {
-    /// A call's: `data_bytes` of data, `index_bytes` of index values, `out_bytes` of output
-    /// (never streamed: GatherElements writes through the cache), `reads` elements read.
-    pub(super) fn of_call(
-        data_bytes: usize,
-        index_bytes: usize,
-        out_bytes: usize,
-        reads: usize,
-    ) -> DataTraffic {
-        let moved = data_bytes
-            .saturating_add(index_bytes)
-            .saturating_add(out_bytes);
-        if moved <= CACHED_TRAFFIC_BYTES {
+    /// A call's, of footprint `call` (GatherElements writes its output through the cache), that
+    /// reads `reads` elements.
+    pub(super) fn of_call(call: Footprint, reads: usize) -> DataTraffic {
+        if call.cached <= CACHED_TRAFFIC_BYTES {
             DataTraffic::Cached
-        } else if first_reads_dominate(data_bytes, reads) {
+        } else if first_reads_dominate(call.data, reads) {
             DataTraffic::FirstReads
         } else {
             DataTraffic::Spans
@@ -671,25 +663,25 @@ mod tests {
 
     #[test]
     fn a_call_is_cached_up_to_half_the_l3s_share_with_its_index_values_and_output() {
+        let traffic = |data, index, out, reads| {
+            DataTraffic::of_call(Footprint::of_call(data, index, out, false), reads)
+        };
         let half = L3_RESIDENT_BYTES / 2;
-        assert_eq!(DataTraffic::of_call(half - 2, 1, 1, 1), DataTraffic::Cached);
-        assert_eq!(DataTraffic::of_call(half - 2, 2, 1, 1), DataTraffic::Spans);
-        assert_eq!(DataTraffic::of_call(half - 2, 1, 2, 1), DataTraffic::Spans);
+        assert_eq!(traffic(half - 2, 1, 1, 1), DataTraffic::Cached);
+        assert_eq!(traffic(half - 2, 2, 1, 1), DataTraffic::Spans);
+        assert_eq!(traffic(half - 2, 1, 2, 1), DataTraffic::Spans);
         // Sweep seed 248's configuration 80: 74787 int64 values, uint16 from 4.2 MiB.
         let values = 74_787;
-        let seed_248_80 = DataTraffic::of_call(2_190_070 * 2, values * 8, values * 2, values);
+        let seed_248_80 = traffic(2_190_070 * 2, values * 8, values * 2, values);
         assert_eq!(seed_248_80, DataTraffic::Cached);
         // Past the L3's share, a few reads a line are first reads; sizes that overflow saturate.
-        let cold = DataTraffic::of_call(64 << 20, 8 << 20, 4 << 20, 4 << 20);
+        let cold = traffic(64 << 20, 8 << 20, 4 << 20, 4 << 20);
         assert_eq!(cold, DataTraffic::FirstReads);
-        let reread = DataTraffic::of_call(64 << 20, 8 << 20, 4 << 20, 64 << 20);
+        let reread = traffic(64 << 20, 8 << 20, 4 << 20, 64 << 20);
         assert_eq!(reread, DataTraffic::Spans);
-        let huge = DataTraffic::of_call(usize::MAX, usize::MAX, usize::MAX, 1);
+        let huge = traffic(usize::MAX, usize::MAX, usize::MAX, 1);
         assert_eq!(huge, DataTraffic::FirstReads);
-        assert_eq!(
-            DataTraffic::of_call(usize::MAX, 1, 0, 1),
-            DataTraffic::FirstReads
-        );
+        assert_eq!(traffic(usize::MAX, 1, 0, 1), DataTraffic::FirstReads);
     }
 
     #[test]

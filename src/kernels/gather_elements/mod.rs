@@ -26,7 +26,7 @@ use lanes::DataTraffic;
 pub(crate) use offsets::DisjointTargets;
 
 use super::{BadIndex, Kernel};
-use crate::kernels::cache::{fits_l2, LINE};
+use crate::kernels::cache::{fits_l2, Footprint, LINE};
 use crate::repr::{IndexElement, RawElement};
 use crate::shape::{saturating_product, Dims};
 use crate::threads::Parallel;
@@ -205,7 +205,8 @@ impl ElementsKernel {
     fn data_traffic<I>(&self) -> DataTraffic {
         let reads = self.len();
         let index_bytes = reads.saturating_mul(std::mem::size_of::<I>());
-        DataTraffic::of_call(self.data_bytes, index_bytes, self.out_bytes, reads)
+        let call = Footprint::of_call(self.data_bytes, index_bytes, self.out_bytes, false);
+        DataTraffic::of_call(call, reads)
     }
 
     /// The traversal `run` takes.

@@ -453,7 +453,7 @@ mod tests {
             let kernel = SliceKernel::take(&shape, &[], 4, 0);
             let data_len = shape.iter().product::<usize>();
             let data_bytes = data_len * f32_size;
-            let call = super::super::Footprint::of_call(data_bytes, 8, 41140 * 444, true);
+            let call = crate::kernels::cache::Footprint::of_call(data_bytes, 8, 41140 * 444, true);
             let run = walk_run(
                 &kernel,
                 super::super::prefetch_ahead_tuples(
@@ -552,7 +552,12 @@ mod tests {
             let shape = [2000, 100, 128];
             let kernel = SliceKernel::take(&shape, &[30], 1, 0);
             let data_bytes = shape.iter().product::<usize>() * 4;
-            let call = super::super::Footprint::of_call(data_bytes, 30 * 8, 2000 * 30 * 512, true);
+            let call = crate::kernels::cache::Footprint::of_call(
+                data_bytes,
+                30 * 8,
+                2000 * 30 * 512,
+                true,
+            );
             let ahead = super::super::prefetch_ahead_tuples(call, 512, 30, SliceHintCores::Intel);
             assert_eq!(ahead, 64);
             let run = walk_run(&kernel, ahead, HintLevel::for_slices_from(data_bytes));

@@ -687,13 +687,10 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn rows_along_the_axis_of_a_cached_call_ask_for_no_reads_ahead() {
-        use super::super::strided_rows::tests::rows_along;
+        use super::super::strided_rows::tests::{one_row_along, rows_along};
         // Seed 248's configuration 80 (a 1-D gather, 74787 uint16 values from 2190070): the span
         // alone would ask; a cached call takes that away.
-        let one_d = StridedRows {
-            row_stride: 0,
-            ..rows_along(1, 74_787, 2_190_070)
-        };
+        let one_d = one_row_along(74_787, 2_190_070);
         let across = StridedRows {
             inner_stride: 1,
             axis_stride: 1024,
@@ -723,12 +720,9 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn reads_are_asked_for_ahead_by_the_span_however_few_values_the_call_has() {
-        use super::super::strided_rows::tests::rows_along;
+        use super::super::strided_rows::tests::{one_row_along, rows_along};
         // A 1-D gather from 16 MiB of f32, one run of the call's values.
-        let one_d = |values: usize| StridedRows {
-            row_stride: 0,
-            ..rows_along(1, values, 4 << 20)
-        };
+        let one_d = |values: usize| one_row_along(values, 4 << 20);
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             // Seed 193's configuration 82: 26068 values from 16 MB, whose lines stay cached
             // only for a next call with the same indices.

@@ -688,13 +688,22 @@ pub(super) mod tests {
         }
     }
 
+    /// One row of `row_len` values along an axis of `axis_size` with no row after it (a 1-D
+    /// gather, or one piece of a row split among tasks).
+    pub(in crate::kernels::gather_elements) fn one_row_along(
+        row_len: usize,
+        axis_size: usize,
+    ) -> StridedRows {
+        StridedRows {
+            row_stride: 0,
+            ..rows_along(1, row_len, axis_size)
+        }
+    }
+
     #[test]
     fn rows_along_the_axis_read_index_values_into_lanes_from_16_kib_of_data() {
         // A 1-D gather (one row split by columns) from 200 KB, both index types.
-        let one_row = StridedRows {
-            row_stride: 0,
-            ..rows_along(1, 50_000, 50_311)
-        };
+        let one_row = one_row_along(50_000, 50_311);
         assert!(one_row.takes_lanes::<f32, i64>());
         assert!(one_row.takes_lanes::<f32, i32>());
         // Rows of 16 values from exactly 16 KiB; 15 values, or a byte less of data: blocks. (Runs
@@ -717,10 +726,7 @@ pub(super) mod tests {
         };
         assert!(!strided.takes_lanes::<f32, i64>());
         // int32 values on an axis longer than i32::MAX: blocks (their positions need 64 bits).
-        let long = StridedRows {
-            row_stride: 0,
-            ..rows_along(1, 64, 1 << 31)
-        };
+        let long = one_row_along(64, 1 << 31);
         assert!(!long.takes_lanes::<u8, i32>());
         assert!(long.takes_lanes::<u8, i64>());
     }
@@ -788,10 +794,7 @@ pub(super) mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn rows_along_the_axis_of_a_cached_call_ask_for_no_reads_ahead_in_any_loop() {
-        let one_d = |len: usize, axis_size: usize| StridedRows {
-            row_stride: 0,
-            ..rows_along(1, len, axis_size)
-        };
+        let one_d = one_row_along;
         // Seed 248's configuration 80: 74787 int64 values, uint16 from 2190070 (4.2 MiB, past
         // four L2s of 1 MiB).
         let seed_248_80 = one_d(74_787, 2_190_070);
@@ -821,10 +824,7 @@ pub(super) mod tests {
     #[should_panic(expected = "got 49999 index values and 50000 outputs")]
     fn a_run_whose_index_values_are_fewer_than_its_output_panics_before_any_read() {
         // 1-D rows the lanes loop takes on AVX2 (the block loop elsewhere): one value short.
-        let g = StridedRows {
-            row_stride: 0,
-            ..rows_along(1, 50_000, 50_311)
-        };
+        let g = one_row_along(50_000, 50_311);
         let data = vec![1u32; 50_311];
         let idx = vec![0i64; 49_999];
         let mut out = vec![MaybeUninit::new(0u32); 50_000];
@@ -842,10 +842,7 @@ pub(super) mod tests {
         // 1-D gathers with int64 values from 200 KB (which no read is asked for ahead of), and
         // from 64 MiB with as many values (each read asked for 64 values ahead): the branching
         // loop, the lanes (where the gathers do not pay, which the race decides).
-        let one_d = |len: usize, axis_size: usize| StridedRows {
-            row_stride: 0,
-            ..rows_along(1, len, axis_size)
-        };
+        let one_d = one_row_along;
         let near = one_d(50_000, 50_311);
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::isa::avx2() {
@@ -973,10 +970,7 @@ pub(super) mod tests {
                 ..rows_along(640, 2048, 2048)
             };
             assert_eq!(across.next_row_lines_per_piece(4), 0);
-            let columns = StridedRows {
-                row_stride: 0,
-                ..rows_along(1, 2048, 2048)
-            };
+            let columns = one_row_along(2048, 2048);
             assert_eq!(columns.next_row_lines_per_piece(4), 0);
         });
     }

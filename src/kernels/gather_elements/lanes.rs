@@ -287,6 +287,9 @@ const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
 /// window covers, and the hints only add work (a second load of the values, their resolution and
 /// a hint per value) and keep the rows off the branching loop ([`super::branching`]).
 ///
+/// Rows across the axis from few positions ask for nothing ahead while their span stays in the L3
+/// ([`hardware_follows_positions`]).
+///
 /// Rows across the axis also ask from spans of a quarter of an L2 on ([`COLD_SPAN_L2_SHARE`])
 /// when the call's first reads of lines dominate ([`DataTraffic::FirstReads`]): each line of such
 /// a span first comes from memory, in the random order of the values, and the index and output
@@ -297,7 +300,12 @@ pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, traffic: DataTraffic) ->
     if g.inner_stride == 0 {
         return reads_ahead_along_axis(span_bytes, g.row_len, traffic);
     }
-    match reads_ahead_for(span_bytes, g.row_len) {
+    let ahead = if hardware_follows_positions(g.axis_size, span_bytes) {
+        0
+    } else {
+        reads_ahead_for(span_bytes, g.row_len)
+    };
+    match ahead {
         0 if traffic == DataTraffic::FirstReads
             && span_bytes >= l2_bytes() / COLD_SPAN_L2_SHARE
             && g.row_len > POSITIONS_AHEAD =>
@@ -307,6 +315,30 @@ pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, traffic: DataTraffic) ->
         ahead => ahead,
     }
 }
+
+/// Whether rows across the axis that gather from `positions` positions, their reads spanning
+/// `span_bytes`, leave their reads to the hardware, asking for none ahead: from fewer than
+/// [`FOLLOWED_POSITIONS`] positions, while the span stays in the L3 ([`L3_RESIDENT_BYTES`]).
+/// Each position's reads go forward along the row, one stream per position, and the hardware's
+/// prefetchers follow that few streams; the hints only add work. Measured on a Zen 4 (1 MiB L2,
+/// hints past 4 MiB spans) with one build, the rule toggled between alternating calls, rows of
+/// 1000 columns across axis 0 of [P, R, 1100], ratios ONNX Runtime's time over gatherkit's,
+/// hints / none: from 16 positions, f32 from 4-12 MiB 0.94-1.11x / 1.09-1.19x, uint16 1.16-1.46x
+/// / 1.46-1.52x; from 24, f32 from 4-12 MiB a tie (1.08-1.12x / 1.06-1.11x), uint16 from 8-12 MiB
+/// 0.98-0.99x / 1.14-1.17x. Past the L3's share the hints won: from 24 positions, 20 MiB, f32
+/// 1.69x / 1.17x, uint16 1.38x / 1.13x; f64 from 16, 28 MB, 2.65x / 1.90x; from 16, 20 MiB, they
+/// still cost (f32 1.00x / 1.10x, uint16 1.09x / 1.27x), but less than dropping them costs past
+/// it. From 32 positions on they won from 8 MiB spans (f32 1.20-2.79x / 1.00-1.58x; uint16 a tie
+/// up to 12 MiB).
+#[cfg(target_arch = "x86_64")]
+fn hardware_follows_positions(positions: usize, span_bytes: usize) -> bool {
+    positions < FOLLOWED_POSITIONS && span_bytes <= L3_RESIDENT_BYTES
+}
+
+/// The fewest positions whose reads the hardware's prefetchers are not left to follow
+/// ([`hardware_follows_positions`]).
+#[cfg(target_arch = "x86_64")]
+const FOLLOWED_POSITIONS: usize = 32;
 
 /// [`reads_ahead_for`] rows along the axis of a call with `traffic`: none where the call stays in
 /// the L3 ([`DataTraffic::Cached`]).
@@ -586,6 +618,49 @@ mod tests {
             assert_eq!(
                 values_ahead_of_reads::<f32>(&across(1024), DataTraffic::Spans),
                 0
+            );
+        });
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_across_few_positions_leave_their_reads_to_the_hardware_while_the_l3_keeps_them() {
+        use super::super::strided_rows::tests::rows_along;
+        // Rows of 1000 columns across positions `stride` f32 apart, as across axis 0 of
+        // [positions, R, 1100].
+        let across = |positions: usize, stride: usize| StridedRows {
+            inner_stride: 1,
+            axis_stride: stride,
+            axis_size: positions,
+            row_stride: 1100,
+            ..rows_along(8, 1000, positions)
+        };
+        let ahead = |positions, stride| {
+            values_ahead_of_reads::<f32>(&across(positions, stride), DataTraffic::Spans)
+        };
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            // 16 positions of 220000 (a 14 MB span), 31 of 100000 (12.4 MB): none ahead; 32 of
+            // 100000 (12.8 MB), or 16 past the L3's share (18 MB): ahead.
+            assert_eq!(ahead(16, 220_000), 0);
+            assert_eq!(ahead(31, 100_000), 0);
+            assert_eq!(ahead(32, 100_000), POSITIONS_AHEAD);
+            assert_eq!(ahead(16, 300_000), POSITIONS_AHEAD);
+            // The edge: a span of exactly the L3's share keeps none; an element more, ahead.
+            let elements = L3_RESIDENT_BYTES / 4;
+            let stride = (elements - 1000) / 15;
+            let exact = StridedRows {
+                row_len: elements - 15 * stride,
+                ..across(16, stride)
+            };
+            assert_eq!(exact.read_span() * 4, L3_RESIDENT_BYTES);
+            assert_eq!(values_ahead_of_reads::<f32>(&exact, DataTraffic::Spans), 0);
+            let past = StridedRows {
+                row_len: exact.row_len + 1,
+                ..exact
+            };
+            assert_eq!(
+                values_ahead_of_reads::<f32>(&past, DataTraffic::Spans),
+                POSITIONS_AHEAD
             );
         });
     }

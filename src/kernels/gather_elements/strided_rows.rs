@@ -40,7 +40,7 @@ impl StridedRows {
     /// the axis, the branching loop that stands in for it ([`branching`]): rows at least
     /// [`LANES_MIN_ROW`] values long whose reads span at least [`LANES_MIN_ROW_DATA`] bytes, and
     /// either along the axis with stride 1 and no prefetch of the next row, or across it with
-    /// stride 1 along the row and at least [`LANES_MIN_ACROSS_POSITIONS`] positions.
+    /// stride 1 along the row and at least [`lanes_min_across_positions`] positions.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(super) fn takes_lanes<E, I: IndexElement>(&self) -> bool {
         let element_size = std::mem::size_of::<E>();
@@ -50,7 +50,7 @@ impl StridedRows {
             && self.next_row_lines_per_piece(element_size) == 0;
         let across = self.inner_stride == 1
             && self.axis_stride != 0
-            && self.axis_size >= LANES_MIN_ACROSS_POSITIONS;
+            && self.axis_size >= lanes_min_across_positions(span_bytes);
         (along || across)
             && self.row_len >= LANES_MIN_ROW
             && span_bytes >= LANES_MIN_ROW_DATA
@@ -621,14 +621,35 @@ const LANES_MIN_ROW: usize = 16;
 /// from 16 KiB, 0.77-0.78x from 128-512 KiB; 0.95-0.97x from 8 KiB and less).
 const LANES_MIN_ROW_DATA: usize = 16 << 10;
 
-/// Rows across the axis that gather from fewer positions keep the block loop. Measured on a Zen 4
-/// with one build, the rule toggled between alternating calls (so both sides share a code
-/// layout, which alone moved calls by up to 20% between builds): across all positions, 1-byte
-/// elements from 1-12 positions took 1.12-1.43x as long from lanes, rows of other widths 0.88-0.97x
-/// with a few at 1.07-1.18x; from 64 positions, lanes won on W2 and W3's tiles (0.92x, 0.88x) and
-/// on 17 sweep configurations outside tiles (0.79-0.94x the time against blocks, also from spans
-/// far beyond the L2), lost 3-6% on 3 of 357.
-const LANES_MIN_ACROSS_POSITIONS: usize = 64;
+/// The fewest positions rows across the axis whose reads span `span_bytes` gather from in the
+/// lanes loop; rows from fewer keep the block loop. [`LANES_MIN_ACROSS_POSITIONS`], or
+/// [`LANES_MIN_ACROSS_POSITIONS_PAST_L2`] where the span outgrows a core's L2.
+fn lanes_min_across_positions(span_bytes: usize) -> usize {
+    if fits_l2(span_bytes) {
+        LANES_MIN_ACROSS_POSITIONS
+    } else {
+        LANES_MIN_ACROSS_POSITIONS_PAST_L2
+    }
+}
+
+/// Rows across the axis whose span fits a core's L2 and that gather from fewer positions keep
+/// the block loop. Measured on a Zen 4 (1 MiB L2) with one build, the rule toggled between
+/// alternating calls, rows of 500 columns across axis 0 of [P, 16, 512] (time from lanes against
+/// blocks): from 8-12 positions 0.96-1.07x for 4- and 8-byte elements but 1.07-1.21x for 1 and 2
+/// bytes; from 16, 0.93-1.08x; from 24-48, 0.75-1.02x for all widths.
+const LANES_MIN_ACROSS_POSITIONS: usize = 16;
+
+/// Rows across the axis whose span outgrows a core's L2 and that gather from fewer positions
+/// keep the block loop. The block loop then fell behind ONNX Runtime on some: rows of 1000
+/// columns across axis 0 of [P, 200, 1100] (1.7-21 MB), one build, the rule toggled, ratios ONNX
+/// Runtime's time over gatherkit's, blocks / lanes (asking for no reads ahead, as
+/// [`lanes::values_ahead_of_reads`] has such rows): f32 from 8 positions 0.90x / 1.35x (1.63x /
+/// 1.02x in another run, lanes then asking ahead), 12 0.83x / 1.06x, 16 0.72x / 1.13x; f64 from
+/// 10 0.90x / 1.00x, 12 0.93x / 1.17x; uint16 from 16 0.93x / 1.62x, 24 0.67x / 1.07x (sweep seed
+/// 251's configurations 61 and 83, uint16 from 45 and 26 positions: 0.63x / 0.97-1.30x and 0.99x
+/// / 1.51x). Blocks won from 2-6 positions (1.51-2.11x / 1.17-1.60x) and on
+/// 1- and 2-byte elements from 8-10 (1.31-2.43x / 1.27-1.80x), where both stay ahead.
+const LANES_MIN_ACROSS_POSITIONS_PAST_L2: usize = 8;
 
 /// Elements gathered between two prefetches of the next row's lines.
 const PREFETCH_PIECE: usize = 32;
@@ -934,17 +955,29 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn rows_across_the_axis_take_lanes_only_from_many_positions() {
+    fn rows_across_the_axis_take_lanes_from_16_positions_or_from_8_past_the_l2() {
         // W2's and W3's packed tiles (f32): 64 columns of 512 positions (128 KiB) and of 64
         // positions (16 KiB), both index types.
         assert!(row_across(64, 512, 64).takes_lanes::<f32, i64>());
         assert!(row_across(64, 512, 64).takes_lanes::<f32, i32>());
         assert!(row_across(64, 64, 64).takes_lanes::<f32, i64>());
+        with_l2_bytes(1 << 20, || {
+            // Within a core's L2 (16 positions of 4096 f32 apart: 246 KB), from 16 positions.
+            assert!(row_across(64, 16, 4096).takes_lanes::<f32, i64>());
+            assert!(!row_across(64, 15, 4096).takes_lanes::<f32, i64>());
+            assert!(!row_across(64, 15, 4096).takes_lanes::<u8, i64>());
+            // Past it, from 8: rows of 1000 f32 across [8, 200, 1100] (7 MB); sweep seed 251's
+            // configuration 61 (uint16 rows of 206 across 45 positions of 2.3 MB).
+            assert!(row_across(1000, 8, 220_000).takes_lanes::<f32, i64>());
+            assert!(!row_across(1000, 7, 220_000).takes_lanes::<f32, i64>());
+            assert!(row_across(206, 45, 1_158_465).takes_lanes::<u16, i64>());
+            // The span, not the positions' count alone, decides: 8 positions 4096 u8 apart
+            // (28 KiB) keep blocks.
+            assert!(!row_across(1000, 8, 4096).takes_lanes::<u8, i64>());
+        });
         // Rows across many positions outside tiles, from a span far beyond any L2: lanes too.
         assert!(row_across(461, 142, 1 << 20).takes_lanes::<f32, i64>());
-        // Fewer positions (rows read nearly in order), a span short of 16 KiB, or a row of fewer
-        // than 16 values: blocks.
-        assert!(!row_across(64, 63, 64).takes_lanes::<f32, i64>());
+        // Two positions, a span short of 16 KiB, or a row of fewer than 16 values: blocks.
         assert!(!row_across(9_000, 2, 9_000).takes_lanes::<u8, i64>());
         assert!(!row_across(64, 64, 63).takes_lanes::<f32, i64>());
         assert!(!row_across(15, 512, 64).takes_lanes::<f32, i64>());

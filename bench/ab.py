@@ -21,6 +21,7 @@ import runpy
 import statistics
 import time
 
+import fresh_mappings  # noqa: F401  (before numpy allocates)
 import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 

@@ -27,6 +27,7 @@ import platform
 import statistics
 import time
 
+import fresh_mappings  # noqa: F401  (before numpy allocates)
 import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 import onnxruntime as ort

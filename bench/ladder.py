@@ -30,6 +30,7 @@ import argparse
 import csv
 import math
 
+import fresh_mappings  # noqa: F401  (before numpy allocates)
 import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 

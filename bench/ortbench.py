@@ -19,6 +19,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+import fresh_mappings
 import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 import onnxruntime as ort
@@ -551,7 +552,8 @@ def fmt_bytes(n):
 def run_header(title, seed=None):
     parts = [title, f"CPU: {cpu_model()}", f"onnxruntime {ort.__version__}",
              f"gatherkit {gatherkit.library_version()} ({gatherkit.library_path()})",
-             f"numpy {np.__version__}"]
+             f"numpy {np.__version__}",
+             "mmap threshold " + ("fixed at 1 MiB" if fresh_mappings.FIXED else "not fixed")]
     if seed is not None:
         parts.append(f"seed {seed}")
     return ", ".join(parts)

@@ -78,6 +78,7 @@ import math
 import statistics
 import sys
 
+import fresh_mappings  # noqa: F401  (before numpy allocates)
 import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 

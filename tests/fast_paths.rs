@@ -467,9 +467,11 @@ fn gather_nd_fixed_and_general_slice_lengths() {
 #[test]
 fn gather_nd_streams_small_slices_through_a_staging_buffer() {
     // 4-float slices into 17.6 MB of output: the staged, streamed path (fixed slice length,
-    // output >= 16 MiB). 1,100,001 tuples end in a partial staging piece; one block with negative
-    // spellings takes the checking path mid-call; a late bad index is still reported exactly.
-    let (rows, len, tuples) = (1000usize, 4usize, 1_100_001usize);
+    // output >= 16 MiB). From 9.6 MB of data, more than any core's L2, so that every CPU streams
+    // them (from data in the L2 only Intel's cores do). 1,100,001 tuples end in a partial staging
+    // piece; one block with negative spellings takes the checking path mid-call; a late bad
+    // index is still reported exactly.
+    let (rows, len, tuples) = (600_000usize, 4usize, 1_100_001usize);
     let mut rng = Rng::new(5);
     let mut indices: Vec<i64> = (0..tuples)
         .map(|_| resolve(rng.index(rows), rows) as i64)

@@ -128,7 +128,8 @@ fn index_hints_pay() -> bool {
 /// The kinds of core the slice loops' hint rules were measured on separately, because their
 /// prefetchers and memory meet those hints differently (`slices::prefetch_ahead_tuples`,
 /// `slices::slice_prefetch_len` and `slices::reuse::cached_walk_asks_ahead` have the
-/// measurements): Intel's cores, and the others (AMD's Zen 3, Zen 4 and Zen 5 were measured).
+/// measurements), and so were their non-temporal stores (`stream::streams_output`): Intel's
+/// cores, and the others (AMD's Zen 3, Zen 4 and Zen 5 were measured).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SliceHintCores {
     /// Intel's: their L2 prefetchers follow a slice of 1 KiB or more from its first line

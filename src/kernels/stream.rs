@@ -10,6 +10,7 @@
 use crate::kernels::cache::LINE;
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::copy::copy_short;
+use crate::kernels::prefetch::SliceHintCores;
 use crate::repr::RawElement;
 use std::mem::MaybeUninit;
 
@@ -23,11 +24,13 @@ use std::mem::MaybeUninit;
 pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BYTES;
 
 /// Whether an output of `tuples` slices (or rows copied whole) of `slice_bytes` goes out with
-/// non-temporal stores, for the slice kernels and the strided walk alike: when it is too large
-/// to stay in cache ([`STREAM_MIN_BYTES`]) and its slices are of compile-time length
-/// (`known_len`: staged), or of a length that streams faster than it goes through the cache:
-/// longer than a line when a run's slices lie in a span that fits a core's L2 (`span_fits_l2`:
-/// their reads hit), from [`STREAM_MISSED_SLICE_MIN_BYTES`] when they miss.
+/// non-temporal stores, for the slice kernels and the strided walk alike, on a core of kind
+/// `cores`: when it is too large to stay in cache ([`STREAM_MIN_BYTES`]) and its slices stream
+/// faster than they go through the cache. Where a run's slices lie in a span that fits a core's
+/// L2 (`span_fits_l2`: their reads hit), on Intel's cores slices of compile-time length
+/// (`known_len`: staged) or longer than a line, on the others slices of at least
+/// [`OTHER_HIT_STREAM_MIN_BYTES`] in a call that runs on one core (not `shared` among cores at
+/// once); where they miss, staged slices or slices of at least [`STREAM_MISSED_SLICE_MIN_BYTES`].
 ///
 /// Slices of run-time length are joined into whole lines as they are copied
 /// ([`LineStream`]), so the partial lines at their ends cost nothing. What a stream costs is
@@ -40,19 +43,38 @@ pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BY
 ///   threads.
 /// - Rows from 128 MiB at random (reads miss): 20-60 bytes 1.43-1.54x; 68-128 bytes
 ///   1.08-1.26x; 160 bytes 1.00x (2 threads 0.89x); 192 0.92x; 256 0.83x; 1000 0.68x.
+///
+/// The AMD cores' stores through the cache keep up far longer where reads hit. Measured on a
+/// Zen 4 (1 MiB L2; one build, the rule toggled between alternating calls), time streamed /
+/// through the cache, Gathers of 16 slices per outer position from a 2-slice slab into 40 MB,
+/// 1 / 2 threads: 8-32 bytes (staged) 1.04-1.26x / 1.14-1.28x; 72-96 bytes 1.71x / 1.21-1.41x;
+/// 128-192 bytes 1.12-1.38x / 1.19-1.23x; 256-4096 bytes 0.77-0.97x / 1.12-1.23x: two cores'
+/// streams together wrote no faster than one's (40 MB in 1.59-1.63 ms either way), while their
+/// stores through the cache did (1.34-1.46 ms against 1.73-2.12). Sweep seed 254's Gathers of
+/// 92- and 102-byte slices into 32-46 MB ran at 0.84-0.91x ONNX Runtime's speed streamed,
+/// 1.71-1.72x through the cache; seed 255's of 256-byte slices into 63 MB 0.84-0.93x at 2
+/// threads streamed. Where reads miss (random slices from 64-153 MB) the stream won
+/// as on the Xeon: 160-3072 bytes 0.71-0.88x / 0.66-0.71x; 16-96 bytes tied (1.00-1.03x /
+/// 1.01-1.12x).
 pub(crate) fn streams_output(
     known_len: bool,
     slice_bytes: usize,
     tuples: usize,
     span_fits_l2: bool,
+    cores: SliceHintCores,
+    shared: bool,
 ) -> bool {
-    let long_enough = if span_fits_l2 {
-        slice_bytes > LINE
-    } else {
-        slice_bytes >= STREAM_MISSED_SLICE_MIN_BYTES
+    let streams_faster = match (span_fits_l2, cores) {
+        (true, SliceHintCores::Intel) => known_len || slice_bytes > LINE,
+        (true, SliceHintCores::Other) => !shared && slice_bytes >= OTHER_HIT_STREAM_MIN_BYTES,
+        (false, _) => known_len || slice_bytes >= STREAM_MISSED_SLICE_MIN_BYTES,
     };
-    (known_len || long_enough) && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES
+    streams_faster && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES
 }
+
+/// Slices whose reads hit stream from this many bytes (four lines) on cores other than Intel's;
+/// see [`streams_output`].
+const OTHER_HIT_STREAM_MIN_BYTES: usize = 256;
 
 /// Slices whose reads miss stream from this many bytes (two lines and a half); see
 /// [`streams_output`].
@@ -541,22 +563,38 @@ mod tests {
 
     #[test]
     fn outputs_stream_past_the_cache_in_slices_longer_than_a_line_or_staged() {
-        // Gather of 195240 slices of 400 bytes (78 MB) streams, from a slab in cache or not;
-        // 68-byte slices from a slab in cache stream, from 128 MiB at random they do not, nor
-        // do 128-byte ones (1.08x as long streamed); 160-byte ones do. A line or less from a
-        // slab in cache never (48 bytes: 1.21x as long). 16-byte slices of compile-time length
-        // are staged; an output that stays in the L3 never streams.
-        assert!(streams_output(false, 400, 195_240, true));
-        assert!(streams_output(false, 400, 195_240, false));
-        assert!(streams_output(false, 68, 1 << 20, true));
-        assert!(!streams_output(false, 68, 1 << 20, false));
-        assert!(!streams_output(false, 128, 1 << 20, false));
-        assert!(streams_output(false, 160, 1 << 20, false));
-        assert!(!streams_output(false, 64, 1 << 20, true));
-        assert!(!streams_output(false, 48, 1 << 20, true));
-        assert!(!streams_output(false, 1020, 1_000, true));
-        assert!(streams_output(true, 16, 2_097_152, false));
-        assert!(!streams_output(true, 16, 1 << 16, true));
+        use SliceHintCores::{Intel, Other};
+        // Gather of 195240 slices of 400 bytes (78 MB) streams, from a slab in cache or not,
+        // on any core.
+        for cores in [Intel, Other] {
+            assert!(streams_output(false, 400, 195_240, true, cores, false));
+            assert!(streams_output(false, 400, 195_240, false, cores, false));
+            // From 128 MiB at random: 68- and 128-byte slices do not (1.08x as long streamed),
+            // 160-byte ones do; 16-byte slices of compile-time length are staged. An output that
+            // stays in the L3 never streams.
+            assert!(!streams_output(false, 68, 1 << 20, false, cores, false));
+            assert!(!streams_output(false, 128, 1 << 20, false, cores, false));
+            assert!(streams_output(false, 160, 1 << 20, false, cores, false));
+            assert!(streams_output(true, 16, 2_097_152, false, cores, false));
+            assert!(!streams_output(false, 1020, 1_000, true, cores, false));
+            // A line or less from a slab in cache never (48 bytes: 1.21x as long on the Xeon).
+            assert!(!streams_output(false, 64, 1 << 20, true, cores, false));
+            assert!(!streams_output(false, 48, 1 << 20, true, cores, false));
+        }
+        // From a slab in cache, Intel's cores stream 68-byte slices and staged ones; the others
+        // only slices of 256 bytes and more (sweep seed 254's 92-byte slices into 46 MB: 1.72x
+        // as long streamed on a Zen 4).
+        assert!(streams_output(false, 68, 1 << 20, true, Intel, false));
+        assert!(streams_output(true, 16, 2_097_152, true, Intel, false));
+        assert!(!streams_output(false, 92, 1 << 20, true, Other, false));
+        assert!(!streams_output(false, 255, 1 << 20, true, Other, false));
+        assert!(streams_output(false, 256, 1 << 20, true, Other, false));
+        assert!(!streams_output(true, 16, 2_097_152, true, Other, false));
+        // Shared among cores at once, the others stream no slices whose reads hit; Intel's and
+        // slices whose reads miss are unchanged.
+        assert!(!streams_output(false, 4096, 1 << 20, true, Other, true));
+        assert!(streams_output(false, 4096, 1 << 20, false, Other, true));
+        assert!(streams_output(false, 68, 1 << 20, true, Intel, true));
     }
 
     #[test]

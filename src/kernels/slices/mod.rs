@@ -250,14 +250,22 @@ impl SliceKernel {
         // `gather_staged`), longer ones joined into whole lines as they are copied.
         let slice_bytes = len * std::mem::size_of::<E>();
         let span_bytes = self.run_span.saturating_mul(std::mem::size_of::<E>());
-        let stream = streams_output(N != 0, slice_bytes, tuples, fits_l2(span_bytes));
+        let cores = SliceHintCores::of_this_cpu();
+        let shared = par.tasks() > 1 && par.concurrency() > 1;
+        let stream = streams_output(
+            N != 0,
+            slice_bytes,
+            tuples,
+            fits_l2(span_bytes),
+            cores,
+            shared,
+        );
         let footprint = Footprint::of_call(
             std::mem::size_of_val(data),
             std::mem::size_of_val(indices),
             tuples.saturating_mul(slice_bytes),
             stream,
         );
-        let cores = SliceHintCores::of_this_cpu();
         let ahead_tuples =
             prefetch_ahead_tuples(footprint, slice_bytes, self.tuples_per_batch, cores);
         let prefetch_len = slice_prefetch_len(footprint.data, len, std::mem::size_of::<E>(), cores);

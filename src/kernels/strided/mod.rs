@@ -20,7 +20,7 @@ pub(crate) use walk::{TupleDim, Walk, WalkDim};
 
 use super::cache::fits_l2;
 use super::parallel::split_units;
-use super::prefetch::prefetch_range;
+use super::prefetch::{prefetch_range, SliceHintCores};
 use super::stream::{as_uninit, stream_fence, streams_output, LineStream, SliceOut};
 use super::{known_or, resolve_index, BadIndex};
 use crate::repr::{IndexElement, RawElement};
@@ -91,7 +91,14 @@ fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
         component: walk.component,
     };
     let len = out.len();
-    let stream = streams_rows(row, len, size_of::<E>(), size_of_val(data.elements));
+    let stream = streams_rows(
+        row,
+        len,
+        size_of::<E>(),
+        size_of_val(data.elements),
+        SliceHintCores::of_this_cpu(),
+        par.tasks() > 1 && par.concurrency() > 1,
+    );
     split_units(out, len, 1, par, |range, chunk| {
         if !stream {
             return gather_range(
@@ -117,16 +124,31 @@ fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
 
 /// Whether a walk's output of `len` elements of `element_size` bytes goes out with
 /// non-temporal stores: only rows copied whole (the index fixed along the row, the data
-/// contiguous), joined into whole lines, by the slice kernels' rule ([`streams_output`]); their
-/// reads hit when the data (`data_bytes`, the buffer the view lies in) fits a core's L2. Rows of
+/// contiguous), joined into whole lines, by the slice kernels' rule ([`streams_output`]) for a
+/// core of kind `cores` and a call `shared` among cores or not; their reads hit when the data (`data_bytes`, the buffer the view lies
+/// in) fits a core's L2. Rows of
 /// 512 bytes into a 102 MB output (GatherElements with an index broadcast along rows) took 0.49x
 /// the time they took through the cache, 1 KiB rows of a stepped view streamed one by one 0.45x
 /// (Intel Xeon, `bench/strided.py`).
-fn streams_rows(row: WalkDim, len: usize, element_size: usize, data_bytes: usize) -> bool {
+fn streams_rows(
+    row: WalkDim,
+    len: usize,
+    element_size: usize,
+    data_bytes: usize,
+    cores: SliceHintCores,
+    shared: bool,
+) -> bool {
     let row_bytes = row.size.saturating_mul(element_size);
     row.index == 0
         && row.data == 1
-        && streams_output(false, row_bytes, len / row.size.max(1), fits_l2(data_bytes))
+        && streams_output(
+            false,
+            row_bytes,
+            len / row.size.max(1),
+            fits_l2(data_bytes),
+            cores,
+            shared,
+        )
 }
 
 /// Output elements `range` (row-major positions) into `out`, which holds exactly those.
@@ -448,19 +470,32 @@ mod tests {
     fn rows_copied_whole_stream_past_the_cache_as_slices_do() {
         let l2 = crate::kernels::cache::l2_bytes();
         let rows = |size: usize, index: isize, data: isize| WalkDim::new(size, data, index, 1);
+        use SliceHintCores::{Intel, Other};
         // Outputs of 32 Mi elements of 4 bytes (128 MiB). 512-byte rows streamed, from data in
-        // the L2 or not; 128-byte ones only from data in the L2 (their reads hit), 64-byte ones
+        // the L2 or not, on any core; 128-byte ones only from data in the L2 (their reads hit)
+        // and only on Intel's cores (the others stream such rows from 256 bytes), 64-byte ones
         // never.
         let out = 32 << 20;
-        assert!(streams_rows(rows(128, 0, 1), out, 4, 400 << 20));
-        assert!(streams_rows(rows(128, 0, 1), out, 4, l2));
-        assert!(streams_rows(rows(32, 0, 1), out, 4, l2));
-        assert!(!streams_rows(rows(32, 0, 1), out, 4, l2 + 1));
-        assert!(!streams_rows(rows(16, 0, 1), out, 4, l2));
-        // Rows read element by element (an index along the row, strided data) never; nor an
-        // output that stays in the L3.
-        assert!(!streams_rows(rows(128, 1, 1), out, 4, l2));
-        assert!(!streams_rows(rows(128, 0, -1), out, 4, l2));
-        assert!(!streams_rows(rows(128, 0, 1), 1 << 20, 4, l2));
+        for cores in [Intel, Other] {
+            assert!(streams_rows(
+                rows(128, 0, 1),
+                out,
+                4,
+                400 << 20,
+                cores,
+                false
+            ));
+            assert!(streams_rows(rows(128, 0, 1), out, 4, l2, cores, false));
+            assert!(!streams_rows(rows(32, 0, 1), out, 4, l2 + 1, cores, false));
+            assert!(!streams_rows(rows(16, 0, 1), out, 4, l2, cores, false));
+            // Rows read element by element (an index along the row, strided data) never; nor
+            // an output that stays in the L3.
+            assert!(!streams_rows(rows(128, 1, 1), out, 4, l2, cores, false));
+            assert!(!streams_rows(rows(128, 0, -1), out, 4, l2, cores, false));
+            assert!(!streams_rows(rows(128, 0, 1), 1 << 20, 4, l2, cores, false));
+        }
+        assert!(streams_rows(rows(32, 0, 1), out, 4, l2, Intel, false));
+        assert!(!streams_rows(rows(32, 0, 1), out, 4, l2, Other, false));
+        assert!(streams_rows(rows(64, 0, 1), out, 4, l2, Other, false));
     }
 }

@@ -189,16 +189,19 @@ fn gather_elements_paths_stay_inside_their_buffers() {
 
 #[test]
 fn gather_nd_paths_stay_inside_their_buffers() {
-    // Slice lengths 1 and 4 (fixed copies), 5, 7 and 32 (general: over the five widths, every
-    // inline move class of `copy_slice`, 5 to 32 bytes, and `memcpy` beyond), 300 floats x 14000
-    // tuples (streamed: 1200-byte slices, 16.8 MB of output), 4 floats x 1048577 tuples (staged
-    // and streamed: 16-byte slices, 16 MiB + 16 bytes of output).
-    let cases: [(&[usize], &[usize], &[usize]); 7] = [
+    // Slice lengths 1 and 4 (fixed copies), 5, 7, 32 and 33 (general: over the five widths, every
+    // inline move class of `copy_slice`, 5 to 32 bytes, `memcpy` beyond, and its vector loop from
+    // 128 bytes, whose last round overlaps the one before it where a slice is not a multiple of
+    // 128 bytes: 132, 264 and 528), 300 floats x 14000 tuples (streamed: 1200-byte slices, 16.8 MB
+    // of output), 4 floats x 1048577 tuples (staged and streamed under Intel's cores' rules:
+    // 16-byte slices, 16 MiB + 16 bytes of output).
+    let cases: [(&[usize], &[usize], &[usize]); 8] = [
         (&[40, 1], &[37, 1], &[37, 1]),
         (&[40, 4], &[37, 1], &[37, 4]),
         (&[40, 5], &[37, 1], &[37, 5]),
         (&[40, 7], &[37, 1], &[37, 7]),
         (&[40, 32], &[37, 1], &[37, 32]),
+        (&[40, 33], &[37, 1], &[37, 33]),
         (&[50, 300], &[14000, 1], &[14000, 300]),
         (&[40, 4], &[1048577, 1], &[1048577, 4]),
     ];

@@ -27,7 +27,7 @@ import platform
 import statistics
 import time
 
-import fresh_mappings  # noqa: F401  (before numpy allocates)
+import fresh_mappings  # (before numpy allocates)
 import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 import onnxruntime as ort
@@ -92,7 +92,8 @@ def main():
     rate = copy_rate(args.repeat)
     print(f"machine: {platform.processor() or platform.machine()}, "
           f"gatherkit {gatherkit.library_version()} ({gatherkit.library_path()}), "
-          f"onnxruntime {ort.__version__}, copy rate {rate / 2**30:.1f} GiB/s (read+write)")
+          f"onnxruntime {ort.__version__}, copy rate {rate / 2**30:.1f} GiB/s (read+write), "
+          f"mmap threshold {'fixed at 1 MiB' if fresh_mappings.FIXED else 'not fixed'}")
     header = f"| id | workload | floor ms | " + " | ".join(
         f"ORT {t}t ms | gk {t}t ms | speedup {t}t" for t in (1, 2)) + " |"
     print(header)

@@ -10,7 +10,9 @@ and ONNX Runtime 477 us after configurations 1-10, 218 us and 342 us alone or wi
 fixed, and other random-access configurations moved alike, gatherkit's more (its time has less
 else in it to hide the extra TLB misses). Fixing the threshold (at 1 MiB) makes every
 configuration's arrays the same kind of memory for both libraries, and a configuration measured
-with --only the same as within a full run. Outside glibc nothing changes."""
+with --only the same as within a full run. Arrays under 1 MiB come from the heap, as they did
+after any large block was freed. Outside glibc nothing changes (FIXED is False); under a
+preloaded allocator (jemalloc, tcmalloc) the call may succeed and change nothing."""
 
 import ctypes
 import ctypes.util

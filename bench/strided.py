@@ -14,6 +14,7 @@ import argparse
 import platform
 import time
 
+import fresh_mappings  # noqa: F401  (before numpy allocates)
 import quiet_blas  # noqa: F401  (before numpy)
 import numpy as np
 

@@ -1362,7 +1362,7 @@ fn gather_elements_rows_beyond_16_kib_and_tile_rows_read_index_values_into_lanes
     check_lanes::<f32, i64>(|x| x as f32, &[64, 4_096], &[64, 4_096], 0);
     check_lanes::<f32, i32>(|x| x as f32, &[64, 4_096], &[64, 4_096], 0);
     check_lanes::<u64, i64>(|x| x as u64, &[14, 512, 147], &[14, 512, 147], 1);
-    // Rows across the axis outside tiles (at least 64 positions), with tails.
+    // Rows across the axis outside tiles (at least 16 positions, or 8 past the L2), with tails.
     check_lanes::<u16, i32>(|x| x as u16, &[100, 301], &[7, 301], 0);
     check_lanes::<f64, i64>(|x| x as f64, &[3, 80, 203], &[3, 5, 203], 1);
 }

@@ -15,19 +15,19 @@
 //! byte slices 1.07-1.13x as long, so longer slices keep `memcpy`, up to the vector loop's range.
 //!
 //! Slices of [`VECTOR_COPY_MIN_BYTES`] to [`VECTOR_COPY_MAX_BYTES`] go through a loop of 32-byte
-//! moves, four per round, where the CPU has AVX2. In that range glibc's `memcpy` moves with `rep
-//! movsb`, which on a Zen 4 ran a quarter slower than the loop on slices read from the L2 and L3.
-//! Measured there (one build, the copy toggled between alternating calls), Gathers of 1000 random
+//! moves, four per round, where the CPU has AVX2. From about 2 KB on, glibc's `memcpy` moves with
+//! `rep movsb` (forced, `rep movsb` took its time: 3428-6000-byte rows 0.97-1.03x), which on a Zen
+//! 4 ran up to a third slower than the loop on slices read from the L2 and L3. Measured there (one build, the copy toggled between alternating calls), Gathers of 1000 random
 //! rows of f32, time with the loop against `memcpy`, 1 / 2 threads: rows of 2000 bytes 0.91-0.94x
-//! / 0.97x, 3428 bytes 0.76-0.82x / 0.87x, 6000 bytes 0.77-0.80x / 0.83x, 9000 bytes 0.67-0.78x
-//! / 0.76-0.85x, 12000 bytes 0.94-0.99x; 16000 bytes 1.05x / 0.85x (past the range, mixed);
+//! / 0.97x, 3428 bytes 0.76-0.82x / 0.87x, 6000 bytes 0.77-0.84x / 0.83x, 9000 bytes 0.67-0.78x
+//! / 0.76-0.85x, 12000 bytes 0.94-0.99x; 16000 bytes 1.01-1.05x / 0.84-0.85x (past the range, mixed);
 //! 200-640 bytes, where `memcpy` uses vector moves too, 0.98-1.03x. Moves of 16 bytes (SSE2)
 //! instead ran no faster than `memcpy`.
 
 use std::mem::MaybeUninit;
 
-/// Slices up to this many bytes are moved inline; longer ones go to `memcpy` (see the module
-/// comment). The widest move is 16 bytes (SSE2, in every x86-64 build): up to 32 bytes, two of
+/// Slices up to this many bytes are moved inline; longer ones go to the vector loop or `memcpy` (see
+/// the module comment). The widest move is 16 bytes (SSE2, in every x86-64 build): up to 32 bytes, two of
 /// them cover a slice.
 pub(crate) const INLINE_COPY_MAX_BYTES: usize = 32;
 
@@ -139,7 +139,8 @@ unsafe fn copy_in_vectors(d: *mut u8, s: *const u8, bytes: usize) {
     use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
     debug_assert!(bytes >= VECTOR_COPY_MIN_BYTES);
     /// One round: 128 bytes from `s + at` to `d + at`, loaded before any is stored.
-    #[inline(always)]
+    #[target_feature(enable = "avx2")]
+    #[inline]
     unsafe fn round(d: *mut u8, s: *const u8, at: usize) {
         // SAFETY: the caller's contract: `at + 128 <= bytes`.
         unsafe {

@@ -128,8 +128,9 @@ fn index_hints_pay() -> bool {
 /// The kinds of core the slice loops' hint rules were measured on separately, because their
 /// prefetchers and memory meet those hints differently (`slices::prefetch_ahead_tuples`,
 /// `slices::slice_prefetch_len` and `slices::reuse::cached_walk_asks_ahead` have the
-/// measurements), and so were their non-temporal stores (`stream::streams_output`): Intel's
-/// cores, and the others (AMD's Zen 3, Zen 4 and Zen 5 were measured).
+/// measurements), and so were their non-temporal stores (`stream::streams_output`, measured on
+/// a Xeon and a Zen 4): Intel's cores, and the others (AMD's Zen 3, Zen 4 and Zen 5 were
+/// measured for the hints).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SliceHintCores {
     /// Intel's: their L2 prefetchers follow a slice of 1 KiB or more from its first line

@@ -562,7 +562,7 @@ mod tests {
     }
 
     #[test]
-    fn outputs_stream_past_the_cache_in_slices_longer_than_a_line_or_staged() {
+    fn outputs_stream_past_the_cache_by_their_slices_and_the_kind_of_core() {
         use SliceHintCores::{Intel, Other};
         // Gather of 195240 slices of 400 bytes (78 MB) streams, from a slab in cache or not,
         // on any core.
@@ -582,7 +582,7 @@ mod tests {
             assert!(!streams_output(false, 48, 1 << 20, true, cores, false));
         }
         // From a slab in cache, Intel's cores stream 68-byte slices and staged ones; the others
-        // only slices of 256 bytes and more (sweep seed 254's 92-byte slices into 46 MB: 1.72x
+        // only slices of 256 bytes and more (sweep seed 254's 92-byte slices into 46 MB: 1.9x
         // as long streamed on a Zen 4).
         assert!(streams_output(false, 68, 1 << 20, true, Intel, false));
         assert!(streams_output(true, 16, 2_097_152, true, Intel, false));

@@ -16,8 +16,9 @@
 //! Each value is read from caller memory once, by the vector load; the check and the address
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read. (Where
-//! reads span past four L2s in a call that moves more than half the L3's share, or across the
-//! axis a quarter of an L2 of data read mostly for the first time, the values 64 on are also
+//! reads span past four L2s in a call that moves more than half the L3's share, across the axis
+//! past four L2s but from 32 positions or past the L3's share, or across it a quarter of an L2
+//! of data read mostly for the first time, the values 64 on are also
 //! loaded, but only to aim prefetch hints, which read nothing and cannot fault:
 //! [`values_ahead_of_reads`].)
 
@@ -287,8 +288,8 @@ const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
 /// window covers, and the hints only add work (a second load of the values, their resolution and
 /// a hint per value) and keep the rows off the branching loop ([`super::branching`]).
 ///
-/// Rows across the axis from few positions ask for nothing ahead while their span stays in the L3
-/// ([`hardware_follows_positions`]).
+/// Rows across the axis from few positions ask for nothing ahead by their span while it stays in
+/// the L3 ([`hardware_follows_positions`]); the rule for cold data below still applies to them.
 ///
 /// Rows across the axis also ask from spans of a quarter of an L2 on ([`COLD_SPAN_L2_SHARE`])
 /// when the call's first reads of lines dominate ([`DataTraffic::FirstReads`]): each line of such
@@ -320,7 +321,9 @@ pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, traffic: DataTraffic) ->
 /// `span_bytes`, leave their reads to the hardware, asking for none ahead: from fewer than
 /// [`FOLLOWED_POSITIONS`] positions, while the span stays in the L3 ([`L3_RESIDENT_BYTES`]).
 /// Each position's reads go forward along the row, one stream per position, and the hardware's
-/// prefetchers follow that few streams; the hints only add work. Measured on a Zen 4 (1 MiB L2,
+/// prefetchers follow that few streams; the hints only add work. (Where the call's first reads of
+/// lines dominate, [`values_ahead_of_reads`] still asks ahead: its rule for cold data, measured on
+/// many positions, was not measured on few.) Measured on a Zen 4 (1 MiB L2,
 /// hints past 4 MiB spans) with one build, the rule toggled between alternating calls, rows of
 /// 1000 columns across axis 0 of [P, R, 1100], ratios ONNX Runtime's time over gatherkit's,
 /// hints / none: from 16 positions, f32 from 4-12 MiB 0.94-1.11x / 1.09-1.19x, uint16 1.16-1.46x
@@ -639,8 +642,8 @@ mod tests {
             values_ahead_of_reads::<f32>(&across(positions, stride), DataTraffic::Spans)
         };
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            // 16 positions of 220000 (a 14 MB span), 31 of 100000 (12.4 MB): none ahead; 32 of
-            // 100000 (12.8 MB), or 16 past the L3's share (18 MB): ahead.
+            // 16 positions of 220000 (a 13.2 MB span), 31 of 100000 (12.0 MB): none ahead; 32 of
+            // 100000 (12.4 MB), or 16 past the L3's share (18 MB): ahead.
             assert_eq!(ahead(16, 220_000), 0);
             assert_eq!(ahead(31, 100_000), 0);
             assert_eq!(ahead(32, 100_000), POSITIONS_AHEAD);

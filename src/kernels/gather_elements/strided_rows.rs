@@ -966,13 +966,13 @@ pub(super) mod tests {
             assert!(row_across(64, 16, 4096).takes_lanes::<f32, i64>());
             assert!(!row_across(64, 15, 4096).takes_lanes::<f32, i64>());
             assert!(!row_across(64, 15, 4096).takes_lanes::<u8, i64>());
-            // Past it, from 8: rows of 1000 f32 across [8, 200, 1100] (7 MB); sweep seed 251's
+            // Past it, from 8: rows of 1000 f32 across [8, 200, 1100] (a 6.2 MB span); sweep seed 251's
             // configuration 61 (uint16 rows of 206 across 45 positions of 2.3 MB).
             assert!(row_across(1000, 8, 220_000).takes_lanes::<f32, i64>());
             assert!(!row_across(1000, 7, 220_000).takes_lanes::<f32, i64>());
             assert!(row_across(206, 45, 1_158_465).takes_lanes::<u16, i64>());
             // The span, not the positions' count alone, decides: 8 positions 4096 u8 apart
-            // (28 KiB) keep blocks.
+            // (29 KiB) keep blocks.
             assert!(!row_across(1000, 8, 4096).takes_lanes::<u8, i64>());
         });
         // Rows across many positions outside tiles, from a span far beyond any L2: lanes too.

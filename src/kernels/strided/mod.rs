@@ -125,11 +125,11 @@ fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
 /// Whether a walk's output of `len` elements of `element_size` bytes goes out with
 /// non-temporal stores: only rows copied whole (the index fixed along the row, the data
 /// contiguous), joined into whole lines, by the slice kernels' rule ([`streams_output`]) for a
-/// core of kind `cores` and a call `shared` among cores or not; their reads hit when the data (`data_bytes`, the buffer the view lies
-/// in) fits a core's L2. Rows of
-/// 512 bytes into a 102 MB output (GatherElements with an index broadcast along rows) took 0.49x
-/// the time they took through the cache, 1 KiB rows of a stepped view streamed one by one 0.45x
-/// (Intel Xeon, `bench/strided.py`).
+/// core of kind `cores` and a call `shared` among cores or not; their reads hit when the data
+/// (`data_bytes`, the buffer the view lies in) fits a core's L2. Rows of 512 bytes into a 102 MB
+/// output (GatherElements with an index broadcast along rows) took 0.49x the time they took
+/// through the cache, 1 KiB rows of a stepped view streamed one by one 0.45x (Intel Xeon,
+/// `bench/strided.py`).
 fn streams_rows(
     row: WalkDim,
     len: usize,

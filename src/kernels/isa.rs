@@ -130,18 +130,10 @@ pub(crate) fn intel_core() -> bool {
 }
 
 /// The first call's half of [`intel_core`]: one CPUID instruction, kept in `intel`.
-/// `GATHERKIT_CORE_RULES=intel` or `=other` in the environment forces the answer: a test knob,
-/// read once per process, so that the suite runs the rules of both kinds of core (which streams,
-/// which hints) on whatever CPU it has; not meant for production.
 #[cold]
 #[inline(never)]
 fn read_intel_core(intel: &AtomicU8) -> bool {
-    let forced = std::env::var_os("GATHERKIT_CORE_RULES");
-    let yes = match forced.as_ref().and_then(|v| v.to_str()) {
-        Some("intel") => true,
-        Some("other") => false,
-        _ => is_intel_vendor(&cpu_vendor()),
-    };
+    let yes = is_intel_vendor(&cpu_vendor());
     intel.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
     yes
 }

@@ -26,8 +26,9 @@ pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BY
 /// Whether an output of `tuples` slices (or rows copied whole) of `slice_bytes` goes out with
 /// non-temporal stores, for the slice kernels and the strided walk alike, on a core of kind
 /// `cores`: when it is too large to stay in cache ([`STREAM_MIN_BYTES`]) and its slices stream
-/// faster than they go through the cache. Where a run's slices lie in a span that fits a core's
-/// L2 (`span_fits_l2`: their reads hit), on Intel's cores slices of compile-time length
+/// faster than they go through the cache. Where a run's reads of its slices hit the cache
+/// (`reads_hit`: for the slice kernels `slices::run_reads_hit`, for the strided walk data that
+/// fits a core's L2), on Intel's cores slices of compile-time length
 /// (`known_len`: staged) or longer than a line, on the others slices of at least
 /// [`OTHER_HIT_STREAM_MIN_BYTES`] in a call that runs on one core (not `shared` among cores at
 /// once); where they miss, staged slices or slices of at least [`STREAM_MISSED_SLICE_MIN_BYTES`].
@@ -60,11 +61,11 @@ pub(crate) fn streams_output(
     known_len: bool,
     slice_bytes: usize,
     tuples: usize,
-    span_fits_l2: bool,
+    reads_hit: bool,
     cores: SliceHintCores,
     shared: bool,
 ) -> bool {
-    let streams_faster = match (span_fits_l2, cores) {
+    let streams_faster = match (reads_hit, cores) {
         (true, SliceHintCores::Intel) => known_len || slice_bytes > LINE,
         (true, SliceHintCores::Other) => !shared && slice_bytes >= OTHER_HIT_STREAM_MIN_BYTES,
         (false, _) => known_len || slice_bytes >= STREAM_MISSED_SLICE_MIN_BYTES,

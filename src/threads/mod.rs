@@ -174,6 +174,13 @@ impl Parallel {
         self.tasks
     }
 
+    /// Whether the work may run on more than one core at once: cut into several tasks, with a
+    /// budget of more than one. (What decides whether an output streams on some cores:
+    /// `stream::streams_output`.)
+    pub(crate) fn shared(&self) -> bool {
+        self.tasks > 1 && self.max > 1
+    }
+
     /// Runs every task of `0..tasks` (any number; as many at once as the budget allows) and
     /// returns when all have finished: `task(range)` runs the tasks of `range`, each task in
     /// exactly one call, where a call may hold a run of consecutive tasks (the calling thread on

@@ -251,13 +251,12 @@ impl SliceKernel {
         let slice_bytes = len * std::mem::size_of::<E>();
         let span_bytes = self.run_span.saturating_mul(std::mem::size_of::<E>());
         let cores = SliceHintCores::of_this_cpu();
-        let shared = par.tasks() > 1 && par.concurrency() > 1;
         let reads_hit = run_reads_hit(
             span_bytes,
             self.tuples_per_batch.saturating_mul(slice_bytes),
             std::mem::size_of_val(data),
         );
-        let stream = streams_output(N != 0, slice_bytes, tuples, reads_hit, cores, shared);
+        let stream = streams_output(N != 0, slice_bytes, tuples, reads_hit, cores, par.shared());
         let footprint = Footprint::of_call(
             std::mem::size_of_val(data),
             std::mem::size_of_val(indices),

@@ -97,7 +97,7 @@ fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
         size_of::<E>(),
         size_of_val(data.elements),
         SliceHintCores::of_this_cpu(),
-        par.tasks() > 1 && par.concurrency() > 1,
+        par.shared(),
     );
     split_units(out, len, 1, par, |range, chunk| {
         if !stream {

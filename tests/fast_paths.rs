@@ -5,7 +5,9 @@
 //! Paths: the cache-tiled GatherElements traversal (selected when a group's data slab is at
 //! least a core's L2, a tile fits 256 KiB and the axis has more than 12 positions or wide slab
 //! columns; the shapes here have slabs of 8 MiB and more), with one group (split by columns) and
-//! several, tiles widened to 256 bytes a row, packed or gathered in place, and tail tiles; row
+//! several, tiles widened to 256 bytes a row, packed or gathered in place, and tail tiles; across
+//! an outer axis (row dimensions between the axis and the rows), tiles or whole rows a group at a
+//! time, split by columns when groups are fewer than tasks; row
 //! order of fewer rows than tasks, split inside rows; the strided-rows loop with and without
 //! next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at
 //! most 16 MiB, it asks for reads ahead), and blocks of rows across short runs; GatherND's fixed
@@ -244,6 +246,68 @@ fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
         traversal(DType::Uint32, &[1, 65537, 100], &[1, 2, 100], 1),
         ElementsTraversal::Rows
     );
+}
+
+/// GatherElements across an outer axis (row dimensions between the axis and the rows, kept
+/// apart by indices one column short of the data): tiles or whole rows a group at a time, a
+/// group's rows `rows_after_axis` rows apart in the output. Checked against the reference for
+/// every executor, and for the row-major first of two bad values: the first at index position 0
+/// of the last group (met last in group order), the second at position 1 of group 0 (met first).
+fn check_outer_axis<I>(data_shape: &[usize], idx_shape: &[usize], axis: usize)
+where
+    I: IndexElement + TryFrom<i64> + Into<i64>,
+    <I as TryFrom<i64>>::Error: std::fmt::Debug,
+{
+    let size = data_shape[axis] as i64;
+    let mut rng = Rng::new(29);
+    let indices: Vec<I> = (0..count(idx_shape))
+        .map(|_| I::try_from(rng.range(-size, size - 1)).unwrap())
+        .collect();
+    let plan = GatherElements::new(
+        TensorDesc::new(DType::Uint16, data_shape),
+        TensorDesc::new(
+            if std::mem::size_of::<I>() == 4 {
+                DType::Int32
+            } else {
+                DType::Int64
+            },
+            idx_shape,
+        ),
+        axis as i64,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        plan.traversal(),
+        ElementsTraversal::Tiled,
+        "{data_shape:?} along {axis}, indices {idx_shape:?}"
+    );
+    let columns = idx_shape[idx_shape.len() - 1];
+    let rows_after_axis = count(&idx_shape[axis + 1..]) / columns;
+    let position = rows_after_axis * columns;
+    let first = (rows_after_axis - 1) * columns + 3;
+    let second = position + 2;
+    check_elements_everywhere(
+        |x| (x * 7 + 1) as u16,
+        (data_shape, idx_shape, axis),
+        indices,
+        0,
+        (first, second),
+    );
+}
+
+#[test]
+fn gather_elements_across_an_outer_axis_goes_a_group_at_a_time() {
+    // Whole rows: 40 groups of 6 positions (120 KB slabs, 4.8 MB together: past every L2
+    // measured).
+    check_outer_axis::<i64>(&[6, 40, 10000], &[5, 40, 9990], 0);
+    check_outer_axis::<i32>(&[6, 40, 10000], &[9, 40, 9999], 0);
+    // Four dimensions, the axis second, 39 rows after it (of 40) and a partial first dimension.
+    check_outer_axis::<i64>(&[3, 7, 40, 9000], &[2, 9, 39, 8999], 1);
+    // Two groups of 4.8 MB slabs: at three and four tasks, a group's rows split by columns.
+    check_outer_axis::<i64>(&[6, 2, 400_000], &[4, 2, 399_999], 0);
+    // Tiles of 4 MiB slabs (64 positions of 32768 u16; an L2 of up to 4 MiB), with a tail tile.
+    check_outer_axis::<i64>(&[64, 3, 32768], &[64, 3, 32700], 0);
 }
 
 /// The traversal a GatherElements plan with int64 indices takes.

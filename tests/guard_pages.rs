@@ -142,8 +142,10 @@ fn gather_elements_paths_stay_inside_their_buffers() {
     // loop, the last tile with a tail); 3 long rows across an axis of 2 positions (row order,
     // split inside rows at 2 threads); rows whose reads span at most 32 KiB (the gather
     // instructions for 4- and 8-byte elements: along the axis, rows whose last vector is masked,
-    // its disabled lanes past the end of the buffers, and rows across it).
-    let cases: [(&[usize], &[usize], usize, DType); 16] = [
+    // its disabled lanes past the end of the buffers, and rows across it); whole rows a group at
+    // a time across an outer axis (indices a few columns short: 100 groups of slabs 2.4 MB or
+    // more together, past the L2 of every machine seen, for every width).
+    let cases: [(&[usize], &[usize], usize, DType); 17] = [
         (&[33, 7], &[33, 9], 1, DType::Int64),
         (&[5, 6, 7], &[5, 3, 5], 1, DType::Int64),
         (&[6, 4, 9], &[6, 3, 5], 2, DType::Int64),
@@ -165,6 +167,7 @@ fn gather_elements_paths_stay_inside_their_buffers() {
         (&[20, 333], &[20, 30], 1, DType::Int32),
         (&[30, 64, 16], &[30, 64, 16], 1, DType::Int64),
         (&[30, 43, 22], &[30, 43, 22], 1, DType::Int32),
+        (&[3, 100, 8197], &[4, 100, 8193], 0, DType::Int64),
     ];
     for (data_shape, indices_shape, axis, index_dtype) in cases {
         let size = data_shape[axis];

@@ -149,15 +149,21 @@ impl ElementsKernel {
         }
         let rows = saturating_product(row_counts.as_slice());
         let axis_size = data_shape[axis];
-        // Tiling needs the axis to be the innermost row dimension and rows contiguous in `data`.
-        // It pays when a group's slab (every axis position of its rows) fills a core's L2
-        // (`tiled::slab_takes_tiles`) and tiles split its rows, and when either the tiles are
-        // wide or the data is too large to stay in the last-level cache; otherwise, when rows
-        // are narrower than a tile (the tiled order would be row order, one short row at a time),
-        // when the axis has so few positions that row order reads them as a few streams
+        // Tiling needs rows contiguous in `data` (across the axis). Where the axis is the innermost
+        // row dimension, it pays when a group's slab (every axis position of its rows) fills a
+        // core's L2 (`tiled::slab_takes_tiles`) and tiles split its rows, and when either the
+        // tiles are wide or the data is too large to stay in the last-level cache; otherwise, when
+        // rows are narrower than a tile (the tiled order would be row order, one short row at a
+        // time), when the axis has so few positions that row order reads them as a few streams
         // (`tiled::row_order_streams_positions`), or when too few index positions read the slab
         // for its lines to be read twice (`tiled::tiles_reread_slab_lines`), rows go in order.
-        let tileable = dims >= 2 && axis_at == Some(dims - 2) && inner_stride == 1;
+        // Where row dimensions lie between the axis and the rows (an outer axis), row order
+        // reads a group's slab again only after every other group's: such rows take tiles by
+        // the same rule, else whole rows a group at a time (`tiled::groups_keep_slabs`).
+        let axis_row_dim = axis_at.filter(|&a| inner_stride == 1 && a + 1 < dims);
+        let rows_after_axis = axis_row_dim.map_or(1, |a| {
+            saturating_product(&counts.as_slice()[a + 1..dims - 1])
+        });
         let slab_bytes = axis_size
             .saturating_mul(row_len)
             .saturating_mul(element_size);
@@ -170,7 +176,7 @@ impl ElementsKernel {
             .saturating_mul(element_size)
             <= tiled::TILE_MAX_BYTES;
         let data_bytes = saturating_product(data_shape).saturating_mul(element_size);
-        let traversal = if tileable
+        let (traversal, tile_columns) = if axis_row_dim.is_some()
             && tile_fits
             && tiled::slab_takes_tiles(slab_bytes)
             && (data_bytes >= tiled::TILED_MIN_DATA_BYTES
@@ -179,9 +185,13 @@ impl ElementsKernel {
             && !tiled::row_order_streams_positions(axis_size, element_size, slab_bytes)
             && tiled::tiles_reread_slab_lines(indices_shape[axis], axis_size, element_size)
         {
-            ElementsTraversal::Tiled
+            (ElementsTraversal::Tiled, tile_columns)
+        } else if rows_after_axis > 1
+            && tiled::groups_keep_slabs(rows_after_axis, slab_bytes, row_len * element_size)
+        {
+            (ElementsTraversal::Tiled, row_len)
         } else {
-            ElementsTraversal::Rows
+            (ElementsTraversal::Rows, tile_columns)
         };
         ElementsKernel {
             row_counts,
@@ -511,6 +521,67 @@ mod tests {
             assert_eq!(
                 traversal(&wide_long, &wide_long, 0, 8),
                 ElementsTraversal::Tiled
+            );
+        });
+    }
+
+    #[test]
+    fn rows_across_an_outer_axis_go_a_group_at_a_time_where_row_order_rereads_slabs_past_l2() {
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            let kernel = |data: &[usize], indices: &[usize], axis, element_size| {
+                let k = ElementsKernel::new(data, indices, axis, element_size);
+                (k.traversal(), k.tile_columns)
+            };
+            // 40 groups of 8 positions of f32 along axis 0 (2.56 MB slabs, few positions: no
+            // tiles), 8 index positions: whole rows, a group at a time.
+            assert_eq!(
+                kernel(&[8, 40, 80000], &[8, 40, 40000], 0, 4),
+                (ElementsTraversal::Tiled, 40000)
+            );
+            // Sweep seed 260's configuration 65: bool [9, 180, 65710] in effect, 24 index
+            // positions.
+            assert_eq!(
+                kernel(&[9, 9, 4, 5, 65710], &[24, 9, 4, 5, 32855], 0, 1),
+                (ElementsTraversal::Tiled, 32855)
+            );
+            // Four dimensions, the axis second: 16 rows after it.
+            assert_eq!(
+                kernel(&[3, 7, 16, 9000], &[3, 9, 16, 8999], 1, 4).0,
+                ElementsTraversal::Tiled
+            );
+            // (Indices that cover whole rows of data merge the dimensions after the axis into
+            // the rows: the axis is then the innermost row dimension. The shapes below keep them
+            // apart with one column fewer.) Groups whose slabs together stay in the L2 (8 of 16
+            // KiB): row order.
+            assert_eq!(
+                kernel(&[8, 8, 512], &[8, 8, 511], 0, 4).0,
+                ElementsTraversal::Rows
+            );
+            let just_past = (1 << 20) / (8 * 512 * 4) + 1;
+            assert_eq!(
+                kernel(&[8, just_past, 512], &[8, just_past, 511], 0, 4),
+                (ElementsTraversal::Tiled, 511)
+            );
+            // Rows shorter than a tile row may be: row order.
+            assert_eq!(
+                kernel(&[8, 4000, 256], &[8, 4000, 255], 0, 1).0,
+                ElementsTraversal::Rows
+            );
+            assert_eq!(
+                kernel(&[8, 4000, 257], &[8, 4000, 256], 0, 1).0,
+                ElementsTraversal::Tiled
+            );
+            // Indices covering whole rows: the axis is innermost, and its rules decide (tiles of
+            // a 102 MB slab).
+            assert_eq!(
+                kernel(&[8, 40, 80000], &[8, 40, 80000], 0, 4),
+                (ElementsTraversal::Tiled, 2048)
+            );
+            // Slabs that take tiles take them across an outer axis too: 64 positions of 16384
+            // f32 (4 MiB slabs), 256-column tiles.
+            assert_eq!(
+                kernel(&[64, 3, 16384], &[64, 3, 16383], 0, 4),
+                (ElementsTraversal::Tiled, 256)
             );
         });
     }

@@ -186,6 +186,25 @@ impl StridedRows {
         self.chosen_where::<E, I>(traffic, gathers_pay)
     }
 
+    /// These rows, across the axis, as [`StridedRows::chosen`] chooses them for a call whose
+    /// traffic is spans ([`DataTraffic::Spans`]), but with the lanes loop's reads asked for
+    /// ahead by the rows' footprint (every position's stretch of the row, side by side) rather
+    /// than by their span: for whole rows of one group read position after position, whose
+    /// stretches stay in cache between positions however far apart they lie in data.
+    pub(super) fn chosen_by_footprint<E: RawElement, I: IndexElement>(self) -> ChosenRows {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut rows = self.chosen::<E, I>(DataTraffic::Spans);
+        #[cfg(target_arch = "x86_64")]
+        if rows.gather_loop == RowsLoop::Lanes && self.inner_stride == 1 {
+            let side_by_side = StridedRows {
+                axis_stride: self.row_len,
+                ..self
+            };
+            rows.lookahead = lanes::values_ahead_of_reads::<E>(&side_by_side, DataTraffic::Spans);
+        }
+        rows
+    }
+
     /// These rows with the loop that gathers them, for elements `E` and index values `I`: where the
     /// CPU has them ([`isa::gather_instructions`]) and `gathers_pay()` (asked only then, and only
     /// for rows they take), the gather instructions, else, where the lanes take them and the CPU

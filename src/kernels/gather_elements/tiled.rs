@@ -1,6 +1,5 @@
 //! The cache-tiled traversal for a gather across a non-last axis.
 
-use super::lanes::DataTraffic;
 use super::strided_rows::StridedRows;
 use super::ElementsKernel;
 use crate::kernels::cache::{l2_bytes, L3_RESIDENT_BYTES, LINE};
@@ -16,11 +15,14 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 impl ElementsKernel {
-    /// The cache-tiled traversal for a gather across a non-last axis (the axis is the innermost
-    /// row dimension and rows are contiguous in `data`). A *group* is all rows that differ only
-    /// in their axis position; within a group, columns are taken `block` at a time and, for each
-    /// block, every axis position in turn, so the data slab gathered from
-    /// (`axis_size x block` elements) stays in cache instead of being streamed through once per row.
+    /// The cache-tiled traversal for a gather across a non-last axis (rows contiguous in
+    /// `data`). A *group* is all rows that differ only in their axis position; within a group,
+    /// columns are taken `block` at a time and, for each block, every axis position in turn, so
+    /// the data slab gathered from (`axis_size x block` elements) stays in cache instead of being
+    /// streamed through once per row. A block of the whole row (`tile_columns == row_len`) is
+    /// a group's rows one after another ([`groups_keep_slabs`]). The axis is a row dimension,
+    /// not always the innermost: the rows of other dimensions after it lie between a group's rows
+    /// in the output and the indices.
     ///
     /// Tasks are (group, column range) pairs, so even a single group splits across threads. A bad
     /// index stops the work, and the indices are then scanned in row-major order for the first
@@ -32,20 +34,34 @@ impl ElementsKernel {
         out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> Result<(), BadIndex> {
-        // Cannot panic or divide by zero: `tileable` implies at least two coalesced dimensions (so
-        // `dims - 1 >= 1` row dimensions), and a non-empty output implies groups, positions and
-        // columns >= 1, hence `column_splits >= 1`.
-        let dims = self.row_counts.len();
-        let group_counts = &self.row_counts.as_slice()[..dims - 1];
-        let group_strides = &self.row_strides.as_slice()[..dims - 1];
-        let positions = self.row_counts.as_slice()[dims - 1];
-        let groups = saturating_product(group_counts);
+        // Cannot panic or divide by zero: the tiled traversal is chosen only with the axis a row
+        // dimension (`axis_row`), and a non-empty output implies groups, positions, rows after
+        // the axis and columns >= 1, hence `column_splits >= 1`.
+        let counts = self.row_counts.as_slice();
+        let axis_dim = self.axis_row.unwrap_or(counts.len() - 1);
+        let positions = counts[axis_dim];
+        // Rows of one group lie `inner_rows` rows apart in the output: the row dimensions after
+        // the axis's (none when the axis is the innermost row dimension).
+        let inner_rows = saturating_product(&counts[axis_dim + 1..]);
+        let groups = saturating_product(&counts[..axis_dim]).saturating_mul(inner_rows);
         let columns = self.row_len;
+        let position_stride = inner_rows * columns;
         let block = self.tile_columns;
+        // Whole rows a group at a time (`block == columns`) split as finely as tile rows may be
+        // narrow; tiles split no finer than a tile.
+        let element = std::mem::size_of::<E>();
+        let whole_rows = block == columns;
+        let narrowest = if whole_rows {
+            TILE_MIN_ROW_BYTES.div_ceil(element)
+        } else {
+            block
+        };
         let column_splits = if groups >= par.tasks() {
             1
         } else {
-            par.tasks().div_ceil(groups).min(columns.div_ceil(block))
+            par.tasks()
+                .div_ceil(groups)
+                .min(columns.div_ceil(narrowest))
         };
         let per_split = columns.div_ceil(column_splits);
         let out = DisjointOut::new(out);
@@ -55,15 +71,17 @@ impl ElementsKernel {
         // packed, they cannot conflict. Otherwise packing only costs: it moves every row of the
         // tile once more, which is most of the work when few positions gather from it ([6, 18306]
         // i64 along axis 0 for 2 positions spent as long packing as gathering).
-        let element = std::mem::size_of::<E>();
-        let pack =
-            tile_rows_crowd_sets(self.axis_size, self.axis_stride * element, block * element);
+        let pack = self.axis_size.saturating_mul(block * element) <= TILE_MAX_BYTES
+            && tile_rows_crowd_sets(self.axis_size, self.axis_stride * element, block * element);
         for_each_range(groups * column_splits, par, |tasks| {
             let mut packed: Vec<E> = Vec::new();
             let mut copy = IndexCopy::new();
             for task in tasks {
                 let (group, split) = (task / column_splits, task % column_splits);
-                let base = RowCursor::at(group_counts, group_strides, group).base;
+                // The group's row at position 0, counted over all row dimensions; the axis's row
+                // stride is 0, so its base is the group's.
+                let first_row = (group / inner_rows) * positions * inner_rows + group % inner_rows;
+                let base = RowCursor::at(counts, self.row_strides.as_slice(), first_row).base;
                 let (c_start, c_end) = (split * per_split, ((split + 1) * per_split).min(columns));
                 for c0 in (c_start..c_end).step_by(block) {
                     let width = block.min(c_end - c0);
@@ -105,10 +123,16 @@ impl ElementsKernel {
                         (data, geometry)
                     };
                     // The tile's rows share a geometry: one choice of loop and one slab for all.
-                    // The slab is sized to stay in cache while its rows read it many times over,
-                    // so the span alone decides (`Spans`): the call's traffic describes its data,
-                    // not this slab.
-                    let rows = geometry.chosen::<E, I>(DataTraffic::Spans);
+                    // The slab stays in cache while its rows read it position after position, so
+                    // what it holds decides, not how far apart its stretches lie in data
+                    // (`chosen_by_footprint`): the call's traffic describes its data, not this
+                    // slab. Measured on a Zen 4 (one build, the rule toggled between alternating
+                    // calls), ONNX Runtime's time over gatherkit's, by span / by footprint, 1 / 2
+                    // threads: [16, 40, 80000] float16 along axis 0 with 8 index positions 1.47x
+                    // / 1.82x and 1.13x / 1.37x, [20, 3, 200000] f32 3.36x / 3.79x and 2.55x /
+                    // 3.18x; [8, 16, 65536] f32 along axis 1, [128, 64, 2048] along axis 0 and
+                    // float16 [64, 1024, 512] along axis 1 unchanged.
+                    let rows = geometry.chosen_by_footprint::<E, I>();
                     let tile_rows = rows.in_data(tile);
                     // The next tile's source rows are prefetched into L2 (L1 holds this tile) a
                     // share per output row, so that packing finds them in cache instead of
@@ -126,15 +150,18 @@ impl ElementsKernel {
                                 prefetch_range_to(data, from, next_width, HintLevel::L2);
                             }
                         }
-                        let at = (group * positions + a) * columns + c0;
+                        let at = first_row * columns + a * position_stride + c0;
                         // SAFETY: task (group, split) writes only rows of `group` within columns
                         // [c_start, c_end); tasks are distinct pairs, so the ranges never overlap.
                         let out_part = unsafe { out.range(at, width) };
                         let idx_part = &indices[at..at + width];
                         // The rows of a tile are a row of indices apart, too far for the
                         // hardware prefetchers to follow: ask for a later row's indices.
-                        if let Some(later) = index_row_asked_ahead(a, positions) {
-                            prefetch_range(indices, at + (later - a) * columns, width);
+                        // (Whole rows are long runs, which the prefetchers do follow.)
+                        if let Some(later) =
+                            index_row_asked_ahead(a, positions).filter(|_| !whole_rows)
+                        {
+                            prefetch_range(indices, at + (later - a) * position_stride, width);
                         }
                         if tile_rows.gather(idx_part, out_part, &mut copy).is_err() {
                             failed.store(true, Ordering::Relaxed);
@@ -252,6 +279,28 @@ pub(super) fn row_order_streams_positions(
     axis_size <= STREAMED_POSITIONS_MAX
         && (axis_size.saturating_mul(element_size) <= STREAMED_COLUMN_MAX_BYTES
             || slab_bytes <= STREAMED_SLAB_MAX_BYTES)
+}
+
+/// Whether rows across an outer axis (`rows_after_axis` rows of the output, greater than 1, lie
+/// between two positions of one group) take whole rows a group at a time rather than row order,
+/// for groups whose slab is `slab_bytes` and rows `row_bytes` long: when the slabs row order reads
+/// between two reads of one slab pass a core's L2, and rows are at least [`TILE_MIN_ROW_BYTES`]
+/// (a row of the group is one call of the strided-rows loop, whose fixed work shorter rows would
+/// weigh on). Row order reads every group's slab once per index position, from memory once the
+/// groups together outgrow the caches; a group at a time reads it from memory once, then from
+/// cache. Measured on a Zen 4 (one build, the traversal toggled between alternating calls), ONNX
+/// Runtime's time over gatherkit's, row order / a group at a time, 1 / 2 threads, axis 0 with 8
+/// index positions: [8, 40, 80000] f32 with int32 indices 1.01x / 1.44x and 0.80x / 1.28x,
+/// [16, 40, 80000] float16 0.92x / 1.27x and 0.75x / 1.29x, [24, 40, 100000] uint8 2.23x / 3.51x
+/// and 0.72x / 2.07x, [16, 40, 40000] f32 1.46x / 2.96x and 0.93x / 2.14x; sweep seed 260's
+/// configuration 65 (bool [9, 180, 65710] in effect, 24 index positions) 1.11x / 1.13x and
+/// 1.01x / 1.74x.
+pub(super) fn groups_keep_slabs(
+    rows_after_axis: usize,
+    slab_bytes: usize,
+    row_bytes: usize,
+) -> bool {
+    rows_after_axis.saturating_mul(slab_bytes) > l2_bytes() && row_bytes >= TILE_MIN_ROW_BYTES
 }
 
 /// Whether `index_positions` rows of a tile, gathering from `axis_size` positions of elements of

@@ -18,6 +18,8 @@ mod gathers;
 mod lanes;
 mod offsets;
 mod rows;
+#[cfg(target_arch = "x86_64")]
+mod select;
 mod short_runs;
 mod strided_rows;
 mod tiled;

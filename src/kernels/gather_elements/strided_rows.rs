@@ -8,7 +8,7 @@
 
 use super::lanes::{self, DataTraffic};
 #[cfg(target_arch = "x86_64")]
-use super::{branching, gather_speed, gathers};
+use super::{branching, gather_speed, gathers, select};
 use crate::kernels::cache::{fits_l2, l2_bytes};
 use crate::kernels::prefetch::{
     prefetch_lines, prefetch_next_values, prefetch_next_values_on_any_cpu, prefetch_range_in_to,
@@ -163,6 +163,10 @@ enum RowsLoop {
     /// Index values in AVX2 vector lanes ([`lanes`]).
     #[cfg(target_arch = "x86_64")]
     Lanes,
+    /// Every position's stretch of data blended in by AVX2 compares ([`select`]): rows across
+    /// the axis from a few positions of narrow elements, with int32 index values.
+    #[cfg(target_arch = "x86_64")]
+    Select,
     /// Index values one by one, checked by a branch ([`branching`]): the lanes loop's rows along
     /// the axis with int64 values, from 64 KiB of data on, whose reads are not asked for ahead.
     /// Only there: it was measured against the lanes loop, not against the block loop, which
@@ -226,7 +230,9 @@ impl StridedRows {
         #[cfg(target_arch = "x86_64")]
         let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self, traffic);
         #[cfg(target_arch = "x86_64")]
-        let gather_loop = if isa::gather_instructions()
+        let gather_loop = if select::select_takes::<E, I>(&self) && isa::avx2() {
+            RowsLoop::Select
+        } else if isa::gather_instructions()
             && gathers::gathers_take::<E, I>(&self)
             && gathers_pay()
         {
@@ -253,7 +259,7 @@ impl StridedRows {
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Lanes => (lanes_lookahead, 0),
             #[cfg(target_arch = "x86_64")]
-            RowsLoop::Branching => (0, 0),
+            RowsLoop::Branching | RowsLoop::Select => (0, 0),
             // Taken only by the segments along the axis (stride 1) without next-row prefetch
             // (`gather_block`).
             RowsLoop::Blocks => (
@@ -348,6 +354,15 @@ impl<E: RawElement> RowsInSlab<'_, E> {
                 // the rows can reach (`in_data`).
                 let inside =
                     unsafe { lanes::gather_rows_avx2(self.slab, g, self.rows.lookahead, idx, out) };
+                or_first_bad(inside, idx, g.axis_size)
+            }
+            #[cfg(target_arch = "x86_64")]
+            RowsLoop::Select => {
+                // SAFETY: `chosen_where` picks selection only where the CPU has AVX2 and
+                // `select_takes` holds for `g`, `E` and `I`; `idx` and `out` hold rows * row_len
+                // elements (checked above), and the slab ends at the last element the rows can
+                // reach (`in_data`).
+                let inside = unsafe { select::gather_rows_select(self.slab, g, idx, out) };
                 or_first_bad(inside, idx, g.axis_size)
             }
             #[cfg(target_arch = "x86_64")]
@@ -902,6 +917,18 @@ pub(super) mod tests {
             assert_eq!(loop_of(one_d(1 << 24, 1 << 24)), RowsLoop::Lanes);
             // Rows across the axis keep the lanes.
             assert_eq!(loop_of(row_across(64, 512, 64)), RowsLoop::Lanes);
+            // Rows across a few positions with int32 values take selection: 16 positions of
+            // bytes, 4 of f32, ahead of the gathers whether or not they pay; 5 of f32 do not.
+            let int32_loop = |rows: StridedRows, size| match size {
+                1 => rows.chosen_where::<u8, i32>(DataTraffic::Spans, || true),
+                _ => rows.chosen_where::<u32, i32>(DataTraffic::Spans, || true),
+            };
+            let bytes = int32_loop(row_across(4096, 16, 1 << 20), 1);
+            assert_eq!(bytes.gather_loop, RowsLoop::Select);
+            let four = int32_loop(row_across(4096, 4, 1 << 20), 4);
+            assert_eq!(four.gather_loop, RowsLoop::Select);
+            let five = int32_loop(row_across(4096, 5, 1 << 20), 4);
+            assert_ne!(five.gather_loop, RowsLoop::Select);
         }
         // Whatever the loop, the 1-D gather reads what it should and stops at a bad value.
         let data: Vec<u32> = (0..50_311).collect();

@@ -1,0 +1,407 @@
+//! Rows across the axis from a few positions, by selection: for each stretch of 32 output
+//! elements, every position's 32 elements are loaded whole (each position's reads are one
+//! sequential stream) and blended in where the index names that position.
+//!
+//! Why: the lanes loop ([`super::lanes`]) spends about ten instructions an element (a lane's
+//! position extracted, its address worked out, one load and one store of one element), whatever
+//! the element's width. Selection spends four vector instructions per position per 32 bytes of
+//! output (a load, a compare, a blend, the next position's value), plus about one an element on
+//! int32 index values, so it costs less where the positions times the element's width is small.
+//! Its reads are every position's stretch, where the lanes loop touches only the lines its
+//! elements name: at 16 bytes of positions a line's elements name most positions anyway. Int64
+//! values take twice the loads and a narrowing, and lost at every width. Measured on a Zen 4
+//! (one build, the rule toggled between alternating calls), ONNX Runtime's time over gatherkit's,
+//! without / with selection, int32 values, 1 thread: [P, 256, 2048] along axis 0 with 16 index
+//! positions, uint8 P = 2 2.17x / 2.94x, 8 1.77x / 2.06x, 16 1.53x / 1.54x; float16 P = 2 1.93x
+//! / 2.41x, 8 1.35x / 1.40x; f32 P = 2 1.73x / 2.02x, 4 2.40x / 2.37x; f64 P = 2 1.11x / 1.51x.
+//! Rows of 30000-125000 across axis 0 of 40 groups (whole rows a group at a time), 8 index
+//! positions: uint8 P = 8 1.73x / 1.87x, float16 P = 4 1.14x / 1.66x, P = 8 1.58x / 1.49x, f32 P
+//! = 4 1.06x / 1.32x, f64 P = 2 1.06x / 1.19x; at 2 threads 1.06-2.80x / 1.25-3.26x. Sweep seed
+//! 260's configuration 65 (bool, 9 positions): 1.81x / 1.99x, at 2 threads 2.04x / 2.22x. Past
+//! 16 bytes it lost as often as it won (float16 P = 16 1.33x / 0.85x, uint8 P = 32 2.50x /
+//! 1.51x; f32 P = 8 1.06x / 1.15x).
+//!
+//! Each index value is read from caller memory once, by a vector load. No read is addressed by an
+//! index value at all: every position's stretch is read whatever the indices hold, so a caller
+//! that changes `indices` meanwhile cannot steer a read. A value outside `[-size, size - 1]`
+//! selects no position (its element keeps position 0's value) and clears the returned flag.
+
+use super::strided_rows::StridedRows;
+use crate::repr::{IndexElement, RawElement};
+use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
+
+/// Elements per stretch: one byte of position per element fills a 32-byte vector.
+const STRETCH: usize = 32;
+
+/// Rows take selection when their axis's positions times the element's width is at most this
+/// many bytes (and the element is 1-8 bytes wide).
+pub(super) const SELECT_MAX_POSITION_BYTES: usize = 16;
+
+/// Whether [`gather_rows_select`] takes the rows `g` of elements `E` with index values `I`: rows
+/// across the axis (`inner_stride` 1) of at least a stretch, int32 values, elements of 1, 2, 4 or
+/// 8 bytes, and at most [`SELECT_MAX_POSITION_BYTES`] of positions times width (so every position
+/// fits a byte).
+pub(super) fn select_takes<E, I: IndexElement>(g: &StridedRows) -> bool {
+    let width = std::mem::size_of::<E>();
+    std::mem::size_of::<I>() == 4
+        && g.inner_stride == 1
+        && g.axis_stride != 0
+        && matches!(width, 1 | 2 | 4 | 8)
+        && g.axis_size >= 1
+        && g.axis_size.saturating_mul(width) <= SELECT_MAX_POSITION_BYTES
+        && g.row_len >= STRETCH
+}
+
+/// The rows `g` describes, read across the axis from `slab` (which starts at `g.base`):
+/// `out[r][j] = slab[r * row_stride + j + r(idx[r][j]) * axis_stride]`. Returns whether every
+/// value was in `[-axis_size, axis_size - 1]`.
+///
+/// # Safety
+/// The CPU has AVX2; [`select_takes`] holds for `E` and `g`; `idx` and `out` hold `rows *
+/// row_len` elements; when `rows > 0`, `(rows - 1) * row_stride + (row_len - 1) + (axis_size - 1)
+/// * axis_stride < slab.len()`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn gather_rows_select<E: RawElement, I: IndexElement>(
+    slab: &[E],
+    g: &StridedRows,
+    idx: &[I],
+    out: &mut [MaybeUninit<E>],
+) -> bool {
+    debug_assert!(select_takes::<E, I>(g));
+    debug_assert!(idx.len() == g.rows * g.row_len && out.len() == g.rows * g.row_len);
+    debug_assert!(
+        g.rows == 0
+            || (g.rows - 1) * g.row_stride + (g.row_len - 1) + (g.axis_size - 1) * g.axis_stride
+                < slab.len()
+    );
+    let mut inside = true;
+    for r in 0..g.rows {
+        let at = r * g.row_len;
+        // Cannot panic: r < rows, and both slices hold rows * row_len elements.
+        let (values, row_out) = (&idx[at..at + g.row_len], &mut out[at..at + g.row_len]);
+        // SAFETY: forwarded contract; this row's reads stay below r * row_stride + row_len +
+        // (axis_size - 1) * axis_stride.
+        inside &= unsafe {
+            row::<E, I>(
+                slab,
+                r * g.row_stride,
+                g.axis_size,
+                g.axis_stride,
+                values,
+                row_out,
+            )
+        };
+    }
+    inside
+}
+
+/// One row: whole stretches by selection, then the tail one element at a time.
+///
+/// # Safety
+/// AVX2; `E` is 1, 2, 4 or 8 bytes; `1 <= size <= 255`; `values` holds `out.len()` values; `base +
+/// out.len() + (size - 1) * axis_stride <= slab.len()`.
+#[target_feature(enable = "avx2")]
+unsafe fn row<E: RawElement, I: IndexElement>(
+    slab: &[E],
+    base: usize,
+    size: usize,
+    axis_stride: usize,
+    values: &[I],
+    out: &mut [MaybeUninit<E>],
+) -> bool {
+    let n = out.len();
+    let width = std::mem::size_of::<E>();
+    let at = slab.as_ptr().wrapping_add(base);
+    let from = at.cast::<u8>();
+    let position_bytes = axis_stride * width;
+    let dst = out.as_mut_ptr().cast::<u8>();
+    #[allow(unused_unsafe)]
+    // SAFETY: AVX2 (this function's contract); every load and store below is within the bounds
+    // given for it.
+    unsafe {
+        let mut checks = IndexChecks::<I>::new(size);
+        let one = _mm256_set1_epi8(1);
+        // The dword of the stretch's positions that each dword of a vector's expansion starts
+        // from (see `expand`), for the first vector; each next vector starts `step` dwords on.
+        let step = _mm256_set1_epi32((8 / width) as i32);
+        let first_window = window_dwords(width);
+        let spread = spread_bytes(width);
+        let mut j = 0;
+        while j + STRETCH <= n {
+            // SAFETY: values j..j + 32 are readable (j + 32 <= n = values.len()).
+            let positions = checks.stretch(values.as_ptr().add(j));
+            let mut window = first_window;
+            for v in 0..width {
+                // The position of the element each byte of this 32-byte piece belongs to.
+                let owners = if width == 1 {
+                    positions
+                } else {
+                    _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(positions, window), spread)
+                };
+                window = _mm256_add_epi32(window, step);
+                let offset = j * width + v * 32;
+                // SAFETY: bytes offset..offset + 32 are elements j..j + 32 of the row (v <
+                // width), at every position p < size: within the slab by the contract.
+                let mut chosen = _mm256_loadu_si256(from.add(offset).cast());
+                let mut p = _mm256_setzero_si256();
+                for position in 1..size {
+                    p = _mm256_add_epi8(p, one);
+                    let there =
+                        _mm256_loadu_si256(from.add(position * position_bytes + offset).cast());
+                    chosen = _mm256_blendv_epi8(chosen, there, _mm256_cmpeq_epi8(owners, p));
+                }
+                // SAFETY: bytes offset..offset + 32 are within `out` (j + 32 <= n).
+                _mm256_storeu_si256(dst.add(offset).cast(), chosen);
+            }
+            j += STRETCH;
+        }
+        let mut tail_inside = true;
+        for k in j..n {
+            // SAFETY: k < n; the value is read once into `v`.
+            let v = (*values.as_ptr().add(k)).to_i64();
+            let (q, fits) = crate::kernels::resolve_or_zero(v, size);
+            tail_inside &= fits;
+            // SAFETY: q < size and k < n: within the slab by the contract.
+            (*out.as_mut_ptr().add(k)).write(*at.add(k + q * axis_stride));
+        }
+        checks.all_inside() && tail_inside
+    }
+}
+
+/// The `vpermd` control that puts, in both 128-bit halves of a vector, the dwords of a stretch's
+/// positions that the first 32-byte piece of `width`-byte elements covers: `32 / width` positions,
+/// repeated to fill the half.
+#[target_feature(enable = "avx2")]
+unsafe fn window_dwords(width: usize) -> __m256i {
+    let per_window = (8 / width).max(1) as i32;
+    let d = |i: i32| i % per_window;
+    #[allow(unused_unsafe)]
+    // SAFETY: AVX2 (this function's contract); the intrinsic only builds a register.
+    unsafe {
+        _mm256_setr_epi32(d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7))
+    }
+}
+
+/// The `vpshufb` control that spreads each position of a window over its element's `width` bytes:
+/// byte `b` of half `h` takes the window's position `(16 h + b) / width`.
+#[target_feature(enable = "avx2")]
+unsafe fn spread_bytes(width: usize) -> __m256i {
+    let mut control = [0i8; 32];
+    for (b, c) in control.iter_mut().enumerate() {
+        *c = (b / width.max(1)) as i8;
+    }
+    // SAFETY: AVX2 (this function's contract); `control` holds the 32 bytes loaded.
+    unsafe { _mm256_loadu_si256(control.as_ptr().cast()) }
+}
+
+/// A stretch's 32 index values made positions, one byte each, and the running check of their
+/// range.
+struct IndexChecks<I> {
+    size: usize,
+    /// int32: the largest position seen, unsigned, per lane; int64: lanes set where a value
+    /// fell outside.
+    seen: __m256i,
+    _index: std::marker::PhantomData<I>,
+}
+
+impl<I: IndexElement> IndexChecks<I> {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn new(size: usize) -> Self {
+        IndexChecks {
+            size,
+            seen: _mm256_setzero_si256(),
+            _index: std::marker::PhantomData,
+        }
+    }
+
+    /// The 32 values at `values` as positions, byte `e` the position of element `e` (a value out
+    /// of range gives a byte no position below `size` has, or 0), the range check updated.
+    ///
+    /// # Safety
+    /// AVX2; 32 values are readable at `values`; `size <= 255`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn stretch(&mut self, values: *const I) -> __m256i {
+        #[allow(unused_unsafe)]
+        // SAFETY: AVX2; the loads are of the 32 values the contract makes readable.
+        unsafe {
+            let [a, b, c, d] = if std::mem::size_of::<I>() == 4 {
+                let v = values.cast::<__m256i>();
+                let size_v = _mm256_set1_epi32(self.size as i32);
+                let mut dwords = [_mm256_setzero_si256(); 4];
+                for (k, out) in dwords.iter_mut().enumerate() {
+                    let x = _mm256_loadu_si256(v.add(k));
+                    let p =
+                        _mm256_add_epi32(x, _mm256_and_si256(_mm256_srai_epi32::<31>(x), size_v));
+                    self.seen = _mm256_max_epu32(self.seen, p);
+                    *out = p;
+                }
+                dwords
+            } else {
+                let v = values.cast::<__m256i>();
+                let size_v = _mm256_set1_epi64x(self.size as i64);
+                let sign = _mm256_set1_epi64x(i64::MIN);
+                let last = _mm256_set1_epi64x((self.size as i64 - 1) ^ i64::MIN);
+                let low_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+                let mut dwords = [_mm256_setzero_si256(); 4];
+                for (k, out) in dwords.iter_mut().enumerate() {
+                    let mut halves = [_mm256_setzero_si256(); 2];
+                    for (h, half) in halves.iter_mut().enumerate() {
+                        let x = _mm256_loadu_si256(v.add(2 * k + h));
+                        let negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), x);
+                        let p = _mm256_add_epi64(x, _mm256_and_si256(negative, size_v));
+                        let outside = _mm256_cmpgt_epi64(_mm256_xor_si256(p, sign), last);
+                        self.seen = _mm256_or_si256(self.seen, outside);
+                        // An outside lane must not pass for a position: make it all ones.
+                        let p = _mm256_or_si256(p, outside);
+                        *half = _mm256_permutevar8x32_epi32(p, low_dwords);
+                    }
+                    *out = _mm256_permute2x128_si256::<0x20>(halves[0], halves[1]);
+                }
+                dwords
+            };
+            // Signed saturation keeps an all-ones (or large) dword from becoming a small position:
+            // it packs to 0xFFFF, then to 0 (a signed -1 word) or 0xFF; neither is a position
+            // above 0, and 0 is position 0, which every element starts from anyway.
+            let ab = _mm256_packus_epi32(a, b);
+            let cd = _mm256_packus_epi32(c, d);
+            let bytes = _mm256_packus_epi16(ab, cd);
+            // The packs work within 128-bit halves: dword k of the result holds elements
+            // 4 * ORDER[k] .. + 4.
+            _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+        }
+    }
+
+    /// Whether every value checked so far was in range.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn all_inside(&self) -> bool {
+        #[allow(unused_unsafe)]
+        // SAFETY: AVX2.
+        unsafe {
+            if std::mem::size_of::<I>() == 4 {
+                let last = _mm256_set1_epi32(self.size as i32 - 1);
+                let clamped = _mm256_min_epu32(self.seen, last);
+                let same = _mm256_cmpeq_epi32(clamped, self.seen);
+                _mm256_movemask_epi8(same) == -1
+            } else {
+                _mm256_testz_si256(self.seen, self.seen) == 1
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows across the axis of `positions` positions, `row_len` columns, `rows` rows
+    /// `row_stride` apart, positions `axis_stride` apart.
+    fn across(rows: usize, row_len: usize, positions: usize, axis_stride: usize) -> StridedRows {
+        StridedRows {
+            base: 0,
+            row_stride: row_len + 3,
+            rows,
+            row_len,
+            inner_stride: 1,
+            axis_stride,
+            axis_size: positions,
+            call_rows: rows,
+        }
+    }
+
+    /// Selection against the definition, for elements `E` made from their offset by `make`:
+    /// every position count it takes, rows with and without a tail, negative values, and a value
+    /// out of range (one past either end) in a stretch or in the tail.
+    fn check<E: RawElement + PartialEq + std::fmt::Debug>(make: impl Fn(usize) -> E) {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let width = std::mem::size_of::<E>();
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for positions in 1..=SELECT_MAX_POSITION_BYTES / width {
+            for row_len in [32, 33, 63, 64, 95, 200] {
+                let g = across(3, row_len, positions, 4 * row_len + 7);
+                assert!(select_takes::<E, i32>(&g), "{positions} x {row_len}");
+                assert!(!select_takes::<E, i64>(&g));
+                let reach = 2 * g.row_stride + row_len + (positions - 1) * g.axis_stride;
+                let slab: Vec<E> = (0..reach).map(&make).collect();
+                let size = positions as i64;
+                let values: Vec<i32> = (0..3 * row_len)
+                    .map(|_| (next() % (2 * size as u64)) as i64 - size)
+                    .map(|v| v as i32)
+                    .collect();
+                let want: Vec<E> = (0..3 * row_len)
+                    .map(|p| {
+                        let (r, j) = (p / row_len, p % row_len);
+                        let q = (values[p] as i64 + size) % size;
+                        slab[r * g.row_stride + j + q as usize * g.axis_stride]
+                    })
+                    .collect();
+                let mut out = vec![MaybeUninit::<E>::uninit(); 3 * row_len];
+                // SAFETY: AVX2 (checked above); `select_takes` holds; values and out hold rows
+                // x row_len elements; the slab reaches the last row's last column at the last
+                // position.
+                let inside = unsafe { gather_rows_select(&slab, &g, &values, &mut out) };
+                assert!(inside, "{positions} x {row_len}");
+                // SAFETY: every element was written.
+                let got: Vec<E> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
+                assert_eq!(got, want, "{positions} x {row_len}");
+                // One value out of range: the flag clears, wherever it is.
+                for (at, bad) in [
+                    (5, size),
+                    (row_len + 31, -size - 1),
+                    (3 * row_len - 1, size),
+                ] {
+                    let mut bad_values = values.clone();
+                    bad_values[at] = bad as i32;
+                    // SAFETY: as above.
+                    let inside = unsafe { gather_rows_select(&slab, &g, &bad_values, &mut out) };
+                    assert!(!inside, "{positions} x {row_len}: {bad} at {at}");
+                }
+                // Values far outside select no position and still clear it.
+                let mut far = values.clone();
+                far[7] = i32::MIN;
+                far[40.min(3 * row_len - 1)] = i32::MAX;
+                // SAFETY: as above.
+                assert!(!unsafe { gather_rows_select(&slab, &g, &far, &mut out) });
+            }
+        }
+    }
+
+    #[test]
+    fn selection_matches_the_definition_for_every_width_it_takes() {
+        check(|i| (i * 7 + 1) as u8);
+        check(|i| (i * 7 + 1) as u16);
+        check(|i| (i as u32).wrapping_mul(2_654_435_761));
+        check(|i| [(i as u32).wrapping_mul(2_654_435_761), !(i as u32)]);
+    }
+
+    #[test]
+    fn selection_takes_int32_rows_across_a_few_narrow_positions_only() {
+        let g = across(1, 64, 16, 100);
+        assert!(select_takes::<u8, i32>(&g));
+        assert!(!select_takes::<u16, i32>(&g));
+        assert!(select_takes::<u16, i32>(&across(1, 64, 8, 100)));
+        assert!(select_takes::<[u32; 2], i32>(&across(1, 64, 2, 100)));
+        assert!(!select_takes::<[u32; 2], i32>(&across(1, 64, 3, 100)));
+        // Sixteen-byte elements, int64 values, rows shorter than a stretch, rows along the axis.
+        assert!(!select_takes::<[u64; 2], i32>(&across(1, 64, 1, 100)));
+        assert!(!select_takes::<u8, i64>(&g));
+        assert!(!select_takes::<u8, i32>(&across(1, 31, 16, 100)));
+        let along = StridedRows {
+            inner_stride: 0,
+            axis_stride: 1,
+            ..g
+        };
+        assert!(!select_takes::<u8, i32>(&along));
+    }
+}

@@ -252,7 +252,7 @@ fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
 /// apart by indices one column short of the data): tiles or whole rows a group at a time, a
 /// group's rows `rows_after_axis` rows apart in the output. Checked against the reference for
 /// every executor, and for the row-major first of two bad values: the first at index position 0
-/// of the last group (met last in group order), the second at position 1 of group 0 (met first).
+/// of a later group (met later in group order), the second at position 1 of group 0 (met first).
 fn check_outer_axis<I>(data_shape: &[usize], idx_shape: &[usize], axis: usize)
 where
     I: IndexElement + TryFrom<i64> + Into<i64>,
@@ -306,8 +306,10 @@ fn gather_elements_across_an_outer_axis_goes_a_group_at_a_time() {
     check_outer_axis::<i64>(&[3, 7, 40, 9000], &[2, 9, 39, 8999], 1);
     // Two groups of 4.8 MB slabs: at three and four tasks, a group's rows split by columns.
     check_outer_axis::<i64>(&[6, 2, 400_000], &[4, 2, 399_999], 0);
-    // Tiles of 4 MiB slabs (64 positions of 32768 u16; an L2 of up to 4 MiB), with a tail tile.
-    check_outer_axis::<i64>(&[64, 3, 32768], &[64, 3, 32700], 0);
+    // Tiles of 4.7 MB slabs (72 positions of 32700 u16: past an L2 of up to 4 MiB), with a tail
+    // tile; int32 values of 16-bit elements from 72 positions stay off selection.
+    check_outer_axis::<i64>(&[72, 3, 32768], &[72, 3, 32700], 0);
+    check_outer_axis::<i32>(&[72, 3, 32768], &[72, 3, 32700], 0);
 }
 
 /// The traversal a GatherElements plan with int64 indices takes.

@@ -144,8 +144,10 @@ fn gather_elements_paths_stay_inside_their_buffers() {
     // instructions for 4- and 8-byte elements: along the axis, rows whose last vector is masked,
     // its disabled lanes past the end of the buffers, and rows across it); whole rows a group at
     // a time across an outer axis (indices a few columns short: 100 groups of slabs 2.4 MB or
-    // more together, past the L2 of every machine seen, for every width).
-    let cases: [(&[usize], &[usize], usize, DType); 17] = [
+    // more together, past the L2 of every machine seen, for every width), with int32 values also
+    // by selection (3 positions of up to 4 bytes); tiles of 13 positions with int32 values (by
+    // selection for 1-byte elements).
+    let cases: [(&[usize], &[usize], usize, DType); 19] = [
         (&[33, 7], &[33, 9], 1, DType::Int64),
         (&[5, 6, 7], &[5, 3, 5], 1, DType::Int64),
         (&[6, 4, 9], &[6, 3, 5], 2, DType::Int64),
@@ -168,6 +170,13 @@ fn gather_elements_paths_stay_inside_their_buffers() {
         (&[30, 64, 16], &[30, 64, 16], 1, DType::Int64),
         (&[30, 43, 22], &[30, 43, 22], 1, DType::Int32),
         (&[3, 100, 8197], &[4, 100, 8193], 0, DType::Int64),
+        (&[3, 100, 8197], &[4, 100, 8193], 0, DType::Int32),
+        (
+            &[13, (2 << 20) / 13 + 5],
+            &[14, (2 << 20) / 13 + 5],
+            0,
+            DType::Int32,
+        ),
     ];
     for (data_shape, indices_shape, axis, index_dtype) in cases {
         let size = data_shape[axis];

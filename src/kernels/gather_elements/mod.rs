@@ -42,7 +42,9 @@ pub enum ElementsTraversal {
     Rows,
     /// Along a non-last axis whose data slab outgrows a per-core L2 (unless the axis has so few
     /// positions that row order reads them as streams): tiles of columns, each gathered for every
-    /// axis position while its slab is in cache.
+    /// axis position while its slab is in cache. Also across an outer axis (row dimensions
+    /// between the axis and the rows) whose groups' slabs together outgrow a per-core L2: tiles
+    /// by the same rule, else whole rows, a group's positions one after another.
     Tiled,
 }
 
@@ -189,7 +191,11 @@ impl ElementsKernel {
         {
             (ElementsTraversal::Tiled, tile_columns)
         } else if rows_after_axis > 1
-            && tiled::groups_keep_slabs(rows_after_axis, slab_bytes, row_len * element_size)
+            && tiled::groups_keep_slabs(
+                rows_after_axis,
+                slab_bytes,
+                row_len.saturating_mul(element_size),
+            )
         {
             (ElementsTraversal::Tiled, row_len)
         } else {
@@ -534,7 +540,7 @@ mod tests {
                 let k = ElementsKernel::new(data, indices, axis, element_size);
                 (k.traversal(), k.tile_columns)
             };
-            // 40 groups of 8 positions of f32 along axis 0 (2.56 MB slabs, few positions: no
+            // 40 groups of 8 positions of f32 along axis 0 (1.28 MB slabs, few positions: no
             // tiles), 8 index positions: whole rows, a group at a time.
             assert_eq!(
                 kernel(&[8, 40, 80000], &[8, 40, 40000], 0, 4),

@@ -6,7 +6,8 @@
 //! position extracted, its address worked out, one load and one store of one element), whatever
 //! the element's width. Selection spends four vector instructions per position per 32 bytes of
 //! output (a load, a compare, a blend, the next position's value), plus about one an element on
-//! int32 index values, so it costs less where the positions times the element's width is small.
+//! int32 index values, so it costs less where the positions times the element's width is small;
+//! at 16 bytes it mostly ties (below).
 //! Its reads are every position's stretch, where the lanes loop touches only the lines its
 //! elements name: at 16 bytes of positions a line's elements name most positions anyway. Int64
 //! values take twice the loads and a narrowing, and lost at every width. Measured on a Zen 4
@@ -21,10 +22,13 @@
 //! 16 bytes it lost as often as it won (float16 P = 16 1.33x / 0.85x, uint8 P = 32 2.50x /
 //! 1.51x; f32 P = 8 1.06x / 1.15x).
 //!
-//! Each index value is read from caller memory once, by a vector load. No read is addressed by an
-//! index value at all: every position's stretch is read whatever the indices hold, so a caller
-//! that changes `indices` meanwhile cannot steer a read. A value outside `[-size, size - 1]`
-//! selects no position (its element keeps position 0's value) and clears the returned flag.
+//! Each index value is read from caller memory once, by a vector load. No read of a stretch is
+//! addressed by an index value: every position's stretch is read whatever the indices hold, so a
+//! caller that changes `indices` meanwhile cannot steer it. A row's tail (under 32 elements) goes
+//! one element at a time, each value read once and resolved before it addresses its read. A value
+//! outside `[-size, size - 1]` selects no position (its element keeps position 0's value) and
+//! clears the returned flag. Selection comes before the AVX-512 gathers wherever it applies; it
+//! was measured against them only on the Zen 4, where the gathers lose anyway.
 
 use super::strided_rows::StridedRows;
 use crate::repr::{IndexElement, RawElement};
@@ -120,7 +124,7 @@ unsafe fn row<E: RawElement, I: IndexElement>(
     // SAFETY: AVX2 (this function's contract); every load and store below is within the bounds
     // given for it.
     unsafe {
-        let mut checks = IndexChecks::<I>::new(size);
+        let mut checks = IndexChecks::new(size);
         let one = _mm256_set1_epi8(1);
         // The dword of the stretch's positions that each dword of a vector's expansion starts
         // from (see `expand`), for the first vector; each next vector starts `step` dwords on.
@@ -129,8 +133,9 @@ unsafe fn row<E: RawElement, I: IndexElement>(
         let spread = spread_bytes(width);
         let mut j = 0;
         while j + STRETCH <= n {
-            // SAFETY: values j..j + 32 are readable (j + 32 <= n = values.len()).
-            let positions = checks.stretch(values.as_ptr().add(j));
+            // SAFETY: values j..j + 32 are readable (j + 32 <= n = values.len()); `I` is i32
+            // (`select_takes`: the one index type of 4 bytes).
+            let positions = checks.stretch(values.as_ptr().add(j).cast::<i32>());
             let mut window = first_window;
             for v in 0..width {
                 // The position of the element each byte of this 32-byte piece belongs to.
@@ -195,81 +200,54 @@ unsafe fn spread_bytes(width: usize) -> __m256i {
     unsafe { _mm256_loadu_si256(control.as_ptr().cast()) }
 }
 
-/// A stretch's 32 index values made positions, one byte each, and the running check of their
-/// range.
-struct IndexChecks<I> {
+/// A stretch's 32 int32 index values made positions, one byte each, and the running check of
+/// their range.
+struct IndexChecks {
     size: usize,
-    /// int32: the largest position seen, unsigned, per lane; int64: lanes set where a value
-    /// fell outside.
+    /// The largest position seen, unsigned, per lane: a value outside the range leaves one of
+    /// `size` or more (a negative one below `-size` wraps to a large one).
     seen: __m256i,
-    _index: std::marker::PhantomData<I>,
 }
 
-impl<I: IndexElement> IndexChecks<I> {
+impl IndexChecks {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn new(size: usize) -> Self {
-        IndexChecks {
-            size,
-            seen: _mm256_setzero_si256(),
-            _index: std::marker::PhantomData,
-        }
+        #[allow(unused_unsafe)]
+        // SAFETY: AVX2 (this function's contract).
+        let seen = unsafe { _mm256_setzero_si256() };
+        IndexChecks { size, seen }
     }
 
     /// The 32 values at `values` as positions, byte `e` the position of element `e` (a value out
-    /// of range gives a byte no position below `size` has, or 0), the range check updated.
+    /// of range gives a byte that no position above 0 has, so its element keeps position 0's
+    /// value), the range check updated.
     ///
     /// # Safety
     /// AVX2; 32 values are readable at `values`; `size <= 255`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn stretch(&mut self, values: *const I) -> __m256i {
+    unsafe fn stretch(&mut self, values: *const i32) -> __m256i {
         #[allow(unused_unsafe)]
         // SAFETY: AVX2; the loads are of the 32 values the contract makes readable.
         unsafe {
-            let [a, b, c, d] = if std::mem::size_of::<I>() == 4 {
-                let v = values.cast::<__m256i>();
-                let size_v = _mm256_set1_epi32(self.size as i32);
-                let mut dwords = [_mm256_setzero_si256(); 4];
-                for (k, out) in dwords.iter_mut().enumerate() {
-                    let x = _mm256_loadu_si256(v.add(k));
-                    let p =
-                        _mm256_add_epi32(x, _mm256_and_si256(_mm256_srai_epi32::<31>(x), size_v));
-                    self.seen = _mm256_max_epu32(self.seen, p);
-                    *out = p;
-                }
-                dwords
-            } else {
-                let v = values.cast::<__m256i>();
-                let size_v = _mm256_set1_epi64x(self.size as i64);
-                let sign = _mm256_set1_epi64x(i64::MIN);
-                let last = _mm256_set1_epi64x((self.size as i64 - 1) ^ i64::MIN);
-                let low_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-                let mut dwords = [_mm256_setzero_si256(); 4];
-                for (k, out) in dwords.iter_mut().enumerate() {
-                    let mut halves = [_mm256_setzero_si256(); 2];
-                    for (h, half) in halves.iter_mut().enumerate() {
-                        let x = _mm256_loadu_si256(v.add(2 * k + h));
-                        let negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), x);
-                        let p = _mm256_add_epi64(x, _mm256_and_si256(negative, size_v));
-                        let outside = _mm256_cmpgt_epi64(_mm256_xor_si256(p, sign), last);
-                        self.seen = _mm256_or_si256(self.seen, outside);
-                        // An outside lane must not pass for a position: make it all ones.
-                        let p = _mm256_or_si256(p, outside);
-                        *half = _mm256_permutevar8x32_epi32(p, low_dwords);
-                    }
-                    *out = _mm256_permute2x128_si256::<0x20>(halves[0], halves[1]);
-                }
-                dwords
-            };
-            // Signed saturation keeps an all-ones (or large) dword from becoming a small position:
-            // it packs to 0xFFFF, then to 0 (a signed -1 word) or 0xFF; neither is a position
-            // above 0, and 0 is position 0, which every element starts from anyway.
-            let ab = _mm256_packus_epi32(a, b);
-            let cd = _mm256_packus_epi32(c, d);
+            let v = values.cast::<__m256i>();
+            let size_v = _mm256_set1_epi32(self.size as i32);
+            let mut dwords = [_mm256_setzero_si256(); 4];
+            for (k, out) in dwords.iter_mut().enumerate() {
+                let x = _mm256_loadu_si256(v.add(k));
+                let p = _mm256_add_epi32(x, _mm256_and_si256(_mm256_srai_epi32::<31>(x), size_v));
+                self.seen = _mm256_max_epu32(self.seen, p);
+                *out = p;
+            }
+            // The packs saturate as unsigned: a negative dword (a value below `-size`) becomes 0,
+            // position 0's, which every element starts from anyway; one above 255 becomes 255,
+            // a word above 32767 (read as negative) 0. Neither is a position above 0.
+            let ab = _mm256_packus_epi32(dwords[0], dwords[1]);
+            let cd = _mm256_packus_epi32(dwords[2], dwords[3]);
             let bytes = _mm256_packus_epi16(ab, cd);
-            // The packs work within 128-bit halves: dword k of the result holds elements
-            // 4 * ORDER[k] .. + 4.
+            // The packs work within 128-bit halves: the result's dwords hold elements 0-3, 8-11,
+            // 16-19, 24-27, 4-7, 12-15, 20-23, 28-31; put them in order.
             _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
         }
     }
@@ -281,14 +259,10 @@ impl<I: IndexElement> IndexChecks<I> {
         #[allow(unused_unsafe)]
         // SAFETY: AVX2.
         unsafe {
-            if std::mem::size_of::<I>() == 4 {
-                let last = _mm256_set1_epi32(self.size as i32 - 1);
-                let clamped = _mm256_min_epu32(self.seen, last);
-                let same = _mm256_cmpeq_epi32(clamped, self.seen);
-                _mm256_movemask_epi8(same) == -1
-            } else {
-                _mm256_testz_si256(self.seen, self.seen) == 1
-            }
+            let last = _mm256_set1_epi32(self.size as i32 - 1);
+            let clamped = _mm256_min_epu32(self.seen, last);
+            let same = _mm256_cmpeq_epi32(clamped, self.seen);
+            _mm256_movemask_epi8(same) == -1
         }
     }
 }

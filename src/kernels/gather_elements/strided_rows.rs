@@ -919,16 +919,18 @@ pub(super) mod tests {
             assert_eq!(loop_of(row_across(64, 512, 64)), RowsLoop::Lanes);
             // Rows across a few positions with int32 values take selection: 16 positions of
             // bytes, 4 of f32, ahead of the gathers whether or not they pay; 5 of f32 do not.
-            let int32_loop = |rows: StridedRows, size| match size {
-                1 => rows.chosen_where::<u8, i32>(DataTraffic::Spans, || true),
-                _ => rows.chosen_where::<u32, i32>(DataTraffic::Spans, || true),
-            };
-            let bytes = int32_loop(row_across(4096, 16, 1 << 20), 1);
-            assert_eq!(bytes.gather_loop, RowsLoop::Select);
-            let four = int32_loop(row_across(4096, 4, 1 << 20), 4);
-            assert_eq!(four.gather_loop, RowsLoop::Select);
-            let five = int32_loop(row_across(4096, 5, 1 << 20), 4);
-            assert_ne!(five.gather_loop, RowsLoop::Select);
+            for pay in [true, false] {
+                let int32_loop = |rows: StridedRows, size| match size {
+                    1 => rows.chosen_where::<u8, i32>(DataTraffic::Spans, || pay),
+                    _ => rows.chosen_where::<u32, i32>(DataTraffic::Spans, || pay),
+                };
+                let bytes = int32_loop(row_across(4096, 16, 1 << 20), 1);
+                assert_eq!(bytes.gather_loop, RowsLoop::Select);
+                let four = int32_loop(row_across(4096, 4, 1 << 20), 4);
+                assert_eq!(four.gather_loop, RowsLoop::Select);
+                let five = int32_loop(row_across(4096, 5, 1 << 20), 4);
+                assert_ne!(five.gather_loop, RowsLoop::Select);
+            }
         }
         // Whatever the loop, the 1-D gather reads what it should and stops at a bad value.
         let data: Vec<u32> = (0..50_311).collect();

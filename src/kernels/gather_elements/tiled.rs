@@ -35,10 +35,12 @@ impl ElementsKernel {
         par: Parallel,
     ) -> Result<(), BadIndex> {
         // Cannot panic or divide by zero: the tiled traversal is chosen only with the axis a row
-        // dimension (`axis_row`), and a non-empty output implies groups, positions, rows after
+        // dimension (`axis_row` is set), and a non-empty output implies groups, positions, rows after
         // the axis and columns >= 1, hence `column_splits >= 1`.
         let counts = self.row_counts.as_slice();
-        let axis_dim = self.axis_row.unwrap_or(counts.len() - 1);
+        let axis_dim = self
+            .axis_row
+            .expect("the tiled traversal gathers across a row dimension");
         let positions = counts[axis_dim];
         // Rows of one group lie `inner_rows` rows apart in the output: the row dimensions after
         // the axis's (none when the axis is the innermost row dimension).
@@ -126,9 +128,11 @@ impl ElementsKernel {
                     // The slab stays in cache while its rows read it position after position, so
                     // what it holds decides, not how far apart its stretches lie in data
                     // (`chosen_by_footprint`): the call's traffic describes its data, not this
-                    // slab. Measured on a Zen 4 (one build, the rule toggled between alternating
-                    // calls), ONNX Runtime's time over gatherkit's, by span / by footprint, 1 / 2
-                    // threads: [16, 40, 80000] float16 along axis 0 with 8 index positions 1.47x
+                    // slab. Only the lanes loop's read hints change (`chosen_by_footprint`).
+                    // Measured on a Zen 4 (one build, the rule toggled between alternating calls;
+                    // another run than `groups_keep_slabs`'s), ONNX Runtime's time over
+                    // gatherkit's, by span / by footprint, 1 / 2 threads: [16, 40, 80000] float16
+                    // along axis 0 with 8 index positions 1.47x
                     // / 1.82x and 1.13x / 1.37x, [20, 3, 200000] f32 3.36x / 3.79x and 2.55x /
                     // 3.18x; [8, 16, 65536] f32 along axis 1, [128, 64, 2048] along axis 0 and
                     // float16 [64, 1024, 512] along axis 1 unchanged.
@@ -288,13 +292,18 @@ pub(super) fn row_order_streams_positions(
 /// (a row of the group is one call of the strided-rows loop, whose fixed work shorter rows would
 /// weigh on). Row order reads every group's slab once per index position, from memory once the
 /// groups together outgrow the caches; a group at a time reads it from memory once, then from
-/// cache. Measured on a Zen 4 (one build, the traversal toggled between alternating calls), ONNX
-/// Runtime's time over gatherkit's, row order / a group at a time, 1 / 2 threads, axis 0 with 8
-/// index positions: [8, 40, 80000] f32 with int32 indices 1.01x / 1.44x and 0.80x / 1.28x,
-/// [16, 40, 80000] float16 0.92x / 1.27x and 0.75x / 1.29x, [24, 40, 100000] uint8 2.23x / 3.51x
-/// and 0.72x / 2.07x, [16, 40, 40000] f32 1.46x / 2.96x and 0.93x / 2.14x; sweep seed 260's
-/// configuration 65 (bool [9, 180, 65710] in effect, 24 index positions) 1.11x / 1.13x and
-/// 1.01x / 1.74x.
+/// the L2 or the L3 while they hold it. A slab past the L3 is read from memory either way, in
+/// the same streams: the order costs nothing there.
+///
+/// Measured on a Zen 4 (one build, the traversal toggled between alternating calls, read hints
+/// still by span), ONNX Runtime's time over gatherkit's, row order / a group at a time (tiles for
+/// 16 positions and more, else whole rows), 1 / 2 threads, axis 0 with 8 index positions and the
+/// indices half the data's last dimension: [8, 40, 80000] f32 with int32 indices 1.01x / 1.44x
+/// and 0.80x / 1.28x, [16, 40, 80000] float16 0.92x / 1.27x and 0.75x / 1.29x, [24, 40, 100000]
+/// uint8 2.23x / 3.51x and 0.72x / 2.07x, [16, 40, 40000] f32 1.46x / 2.96x and 0.93x / 2.14x;
+/// sweep seed 260's configuration 65 (bool [9, 180, 65710] in effect, 24 index positions) 1.11x /
+/// 1.13x and 1.01x / 1.74x. With read hints by footprint (`run_tiled`), that configuration took
+/// 1.62x / 1.61x.
 pub(super) fn groups_keep_slabs(
     rows_after_axis: usize,
     slab_bytes: usize,

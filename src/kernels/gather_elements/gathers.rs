@@ -1191,13 +1191,7 @@ mod tests {
         I: IndexElement + TryFrom<i64>,
         <I as TryFrom<i64>>::Error: std::fmt::Debug,
     {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = super::super::test_rng(0x9E37_79B9_7F4A_7C15);
         // Axes down to a doubleword of data (narrow elements read the slab's last one there).
         // Narrow rows along the axis start at 64 values.
         let smallest = 4 / std::mem::size_of::<E>().min(4);

@@ -369,6 +369,17 @@ fn missed_share_cost(span: usize) -> usize {
 /// 3, 2, 2] u8 along the last axis, rows of 2: 670 KB of elements, 130 us at one task).
 const CURSOR_ROW_COST: usize = 64;
 
+/// A seeded xorshift generator for the loops' unit tests (of the x86-64 loops only, so far).
+#[cfg(all(test, target_arch = "x86_64"))]
+fn test_rng(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -294,13 +294,7 @@ mod tests {
             return;
         }
         let width = std::mem::size_of::<E>();
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = super::super::test_rng(0x9E37_79B9_7F4A_7C15);
         for positions in 1..=SELECT_MAX_POSITION_BYTES / width {
             for row_len in [32, 33, 63, 64, 95, 200] {
                 let g = across(3, row_len, positions, 4 * row_len + 7);

@@ -35,8 +35,8 @@ impl ElementsKernel {
         par: Parallel,
     ) -> Result<(), BadIndex> {
         // Cannot panic or divide by zero: the tiled traversal is chosen only with the axis a row
-        // dimension (`axis_row` is set), and a non-empty output implies groups, positions, rows after
-        // the axis and columns >= 1, hence `column_splits >= 1`.
+        // dimension (`axis_row` is set), and a non-empty output implies groups, positions, rows
+        // after the axis and columns >= 1, hence `column_splits >= 1`.
         let counts = self.row_counts.as_slice();
         let axis_dim = self
             .axis_row
@@ -127,15 +127,14 @@ impl ElementsKernel {
                     // The tile's rows share a geometry: one choice of loop and one slab for all.
                     // The slab stays in cache while its rows read it position after position, so
                     // what it holds decides, not how far apart its stretches lie in data
-                    // (`chosen_by_footprint`): the call's traffic describes its data, not this
-                    // slab. Only the lanes loop's read hints change (`chosen_by_footprint`).
-                    // Measured on a Zen 4 (one build, the rule toggled between alternating calls;
-                    // another run than `groups_keep_slabs`'s), ONNX Runtime's time over
-                    // gatherkit's, by span / by footprint, 1 / 2 threads: [16, 40, 80000] float16
-                    // along axis 0 with 8 index positions 1.47x
-                    // / 1.82x and 1.13x / 1.37x, [20, 3, 200000] f32 3.36x / 3.79x and 2.55x /
-                    // 3.18x; [8, 16, 65536] f32 along axis 1, [128, 64, 2048] along axis 0 and
-                    // float16 [64, 1024, 512] along axis 1 unchanged.
+                    // (`chosen_by_footprint`, which changes only the lanes loop's read hints): the
+                    // call's traffic describes its data, not this slab. Measured on a Zen 4 (one
+                    // build, the rule toggled between alternating calls; another run than
+                    // `groups_keep_slabs`'s), ONNX Runtime's time over gatherkit's, by span / by
+                    // footprint, 1 / 2 threads: [16, 40, 80000] float16 along axis 0 with 8 index
+                    // positions 1.47x / 1.82x and 1.13x / 1.37x, [20, 3, 200000] f32 3.36x /
+                    // 3.79x and 2.55x / 3.18x; [8, 16, 65536] f32 along axis 1, [128, 64, 2048]
+                    // along axis 0 and float16 [64, 1024, 512] along axis 1 unchanged.
                     let rows = geometry.chosen_by_footprint::<E, I>();
                     let tile_rows = rows.in_data(tile);
                     // The next tile's source rows are prefetched into L2 (L1 holds this tile) a
@@ -159,7 +158,7 @@ impl ElementsKernel {
                         // [c_start, c_end); tasks are distinct pairs, so the ranges never overlap.
                         let out_part = unsafe { out.range(at, width) };
                         let idx_part = &indices[at..at + width];
-                        // The rows of a tile are a row of indices apart, too far for the
+                        // The rows of a tile are `position_stride` indices apart, too far for the
                         // hardware prefetchers to follow: ask for a later row's indices.
                         // (Whole rows are long runs, which the prefetchers do follow.)
                         if let Some(later) =

@@ -127,7 +127,7 @@ unsafe fn row<E: RawElement, I: IndexElement>(
         let mut checks = IndexChecks::new(size);
         let one = _mm256_set1_epi8(1);
         // The dword of the stretch's positions that each dword of a vector's expansion starts
-        // from (see `expand`), for the first vector; each next vector starts `step` dwords on.
+        // from (`window_dwords`), for the first vector; each next vector starts `step` dwords on.
         let step = _mm256_set1_epi32((8 / width) as i32);
         let first_window = window_dwords(width);
         let spread = spread_bytes(width);

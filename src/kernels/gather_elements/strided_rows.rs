@@ -209,9 +209,10 @@ impl StridedRows {
         rows
     }
 
-    /// These rows with the loop that gathers them, for elements `E` and index values `I`: where the
-    /// CPU has them ([`isa::gather_instructions`]) and `gathers_pay()` (asked only then, and only
-    /// for rows they take), the gather instructions, else, where the lanes take them and the CPU
+    /// These rows with the loop that gathers them, for elements `E` and index values `I`: where
+    /// selection takes them and the CPU has AVX2 ([`select::select_takes`]), selection, else, where
+    /// the CPU has them ([`isa::gather_instructions`]) and `gathers_pay()` (asked only then, and
+    /// only for rows they take), the gather instructions, else, where the lanes take them and the CPU
     /// has AVX2, the branching loop for the rows along the axis it takes
     /// ([`branching::branching_takes`], no reads asked for ahead) and the lanes loop for the
     /// others, else the block loop. `traffic` is the call's ([`DataTraffic::of_call`]), which

@@ -37,13 +37,11 @@
 
 use super::lanes::lanes_take;
 #[cfg(target_arch = "x86_64")]
-use super::lanes::VALUES_AHEAD_BYTES;
+use super::lanes::{gather_one_by_one, VALUES_AHEAD_BYTES};
 use super::strided_rows::StridedRows;
 use crate::kernels::cache::{fits_l2, l2_bytes};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::prefetch::{prefetch_lines, prefetch_lines_l2};
-#[cfg(target_arch = "x86_64")]
-use crate::kernels::resolve_or_zero;
 use crate::repr::IndexElement;
 #[cfg(target_arch = "x86_64")]
 use crate::repr::RawElement;
@@ -347,13 +345,20 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
             j += lanes_here;
         }
         // A tail of fewer than half a vector's lanes costs less one by one than a gather.
-        for k in j..row_len {
-            let (q, fits) = resolve_or_zero(values[k].to_i64(), size);
-            all_inside &= fits;
-            let from = if across { k + q * g.axis_stride } else { q };
-            // SAFETY: q < axis_size and k < row_len, inside the slab as above.
-            row_out[k].write(unsafe { *row.add(from) });
-        }
+        // SAFETY: `values` holds row_len values; element k < row_len reads position q <
+        // axis_size at k + q * axis_stride across the axis, q along it (axis_stride 1): inside the
+        // slab as above.
+        all_inside &= unsafe {
+            gather_one_by_one(
+                row,
+                across as usize,
+                g.axis_stride,
+                size,
+                values,
+                row_out,
+                j,
+            )
+        };
     }
     all_inside
 }

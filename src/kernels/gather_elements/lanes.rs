@@ -179,20 +179,44 @@ unsafe fn row<E: RawElement, I: IndexElement, L: Lanes, const ACROSS: bool>(
         }
         j += L::N;
     }
-    let mut tail_inside = true;
-    for k in j..n {
-        // SAFETY: k < n; the value is read once into `v`.
-        let v = unsafe { *values.as_ptr().add(k) }.to_i64();
-        let (q, fits) = crate::kernels::resolve_or_zero(v, size);
-        tail_inside &= fits;
-        let from = if ACROSS { k + q * axis_stride } else { q };
-        // SAFETY: q < size and k < n, as above.
-        unsafe { (*dst.add(k)).write(*at.add(from)) };
-    }
+    // SAFETY: `values` holds n values; element k < n reads position q < size at k + q *
+    // axis_stride across the axis, q along it (axis_stride 1): inside the slab by the contract.
+    let tail_inside =
+        unsafe { gather_one_by_one(at, ACROSS as usize, axis_stride, size, values, out, j) };
     #[allow(unused_unsafe)]
     // SAFETY: AVX2 (this function's contract).
     let none_outside = unsafe { _mm256_testz_si256(outside, outside) } == 1;
     none_outside && tail_inside
+}
+
+/// Elements `first..out.len()` of a row one at a time (the tail after a loop's whole vectors):
+/// element `k` reads position `p` at `row + k * inner_stride + p * axis_stride`, each value read
+/// once and resolved before it addresses the read (a value out of range reads position 0).
+/// Returns whether every value was in range.
+///
+/// # Safety
+/// `values` holds at least `out.len()` values; for every `k < out.len()` and `p < size`, `row + k
+/// * inner_stride + p * axis_stride` is an element of the slab `row` points into.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn gather_one_by_one<E: RawElement, I: IndexElement>(
+    row: *const E,
+    inner_stride: usize,
+    axis_stride: usize,
+    size: usize,
+    values: &[I],
+    out: &mut [MaybeUninit<E>],
+    first: usize,
+) -> bool {
+    let mut inside = true;
+    for (k, slot) in out.iter_mut().enumerate().skip(first) {
+        let (p, fits) = crate::kernels::resolve_or_zero(values[k].to_i64(), size);
+        inside &= fits;
+        // SAFETY: p < size (a value out of range resolves to 0) and k < out.len(): inside the
+        // slab by the contract.
+        slot.write(unsafe { *row.add(k * inner_stride + p * axis_stride) });
+    }
+    inside
 }
 
 /// How far ahead of the values it takes the lanes loop asks for index values, on every CPU: a 4 KiB

@@ -30,6 +30,7 @@
 //! clears the returned flag. Selection comes before the AVX-512 gathers wherever it applies; it
 //! was measured against them only on the Zen 4, where the gathers lose anyway.
 
+use super::lanes::gather_one_by_one;
 use super::strided_rows::StridedRows;
 use crate::repr::{IndexElement, RawElement};
 use std::arch::x86_64::*;
@@ -161,15 +162,9 @@ unsafe fn row<E: RawElement, I: IndexElement>(
             }
             j += STRETCH;
         }
-        let mut tail_inside = true;
-        for k in j..n {
-            // SAFETY: k < n; the value is read once into `v`.
-            let v = (*values.as_ptr().add(k)).to_i64();
-            let (q, fits) = crate::kernels::resolve_or_zero(v, size);
-            tail_inside &= fits;
-            // SAFETY: q < size and k < n: within the slab by the contract.
-            (*out.as_mut_ptr().add(k)).write(*at.add(k + q * axis_stride));
-        }
+        // SAFETY: `values` holds n values; element k < n reads position q < size at k + q *
+        // axis_stride: within the slab by the contract.
+        let tail_inside = gather_one_by_one(at, 1, axis_stride, size, values, out, j);
         checks.all_inside() && tail_inside
     }
 }

@@ -175,6 +175,32 @@ static void ge_big_outer_int32(void) {
     CHECK(wrong == 0);
 }
 
+/* GatherElements along the last axis of a [25000, 30, 30] uint16 tensor with indices [25000, 10,
+ * 2]: rows of 2 in runs of 10 go by the cursor, and from this much data a second cursor walks
+ * ahead of it, asking for the rows' lines. */
+#define AHEAD_ROWS 25000
+static uint16_t *ahead_data;
+
+static void ge_short_runs_ahead(void) {
+    const int64_t shape[3] = {AHEAD_ROWS, 30, 30};
+    const int64_t ishape[3] = {AHEAD_ROWS, 10, 2};
+    const int64_t n = AHEAD_ROWS * 10 * 2;
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    uint16_t *out = (uint16_t *)big_out;
+    gk_tensor d = make_tensor(GK_DTYPE_UINT16, 3, shape, ahead_data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 3, ishape, big_indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_UINT16, 3, ishape, out);
+    int64_t at;
+    int wrong = 0;
+    for (at = 0; at < n; at++) big_indices[at] = (at * 7919) % 60 - 30;
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, 2, &o, &opts)), GK_STATUS_OK, NULL);
+    for (at = 0; at < n; at++) {
+        int64_t r = at / 2, p = big_indices[at] < 0 ? big_indices[at] + 30 : big_indices[at];
+        wrong += out[at] != ahead_data[((r / 10) * 30 + r % 10) * 30 + p];
+    }
+    CHECK(wrong == 0);
+}
+
 static void ge_big_rows(void) { ge_big(1, BIG_COLS); }
 static void ge_big_strided(void) { ge_big(0, 8); }
 static void ge_big_tiled(void) { ge_big(0, BIG_ROWS); }
@@ -724,6 +750,7 @@ int main(void) {
         {"GatherElements strided rows", ge_big_strided},
         {"GatherElements tiled", ge_big_tiled},
         {"GatherElements outer axis, int32, selection", ge_big_outer_int32},
+        {"GatherElements short runs, rows asked ahead", ge_short_runs_ahead},
         {"GatherND k=1", nd_small},
         {"GatherND k=6 (run-time k)", nd_runtime_k},
         {"GatherND-8 batch_dims=1", nd_batched},
@@ -754,7 +781,9 @@ int main(void) {
     big_out = malloc(sizeof(float) * BIG_OUT);
     big_updates = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
     big_work = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
-    if (!big_data || !big_indices || !big_out || !big_updates || !big_work) return 2;
+    ahead_data = malloc(sizeof(uint16_t) * AHEAD_ROWS * 30 * 30);
+    if (!big_data || !big_indices || !big_out || !big_updates || !big_work || !ahead_data) return 2;
+    for (k = 0; k < (size_t)AHEAD_ROWS * 30 * 30; k++) ahead_data[k] = (uint16_t)(k * 31 + 7);
     for (k = 0; k < (size_t)BIG_ROWS * BIG_COLS; k++) big_updates[k] = (float)(k % 1000) - 500.0f;
     for (k = 0; k < (size_t)BIG_ROWS * BIG_COLS; k++) big_data[k] = (float)k;
     for (k = 0; k < sizeof scenarios / sizeof scenarios[0]; k++) {
@@ -773,5 +802,6 @@ int main(void) {
     free(big_out);
     free(big_updates);
     free(big_work);
+    free(ahead_data);
     return check_finish("test_small_stack");
 }

@@ -1204,6 +1204,9 @@ fn gather_elements_short_runs_take_blocks_of_rows_across_runs() {
     // Across the axis: rows of 3 along the last dimension, runs of 2 along the axis.
     check_short_runs(&[2074, 6, 2, 11], &[335, 2, 2, 3], 2, false);
     check_short_runs(&[30000, 2, 4, 5], &[30000, 2, 3, 4], 1, true);
+    // Rows of 2 from 45 MB of data, 16 MB of their lines touched: the rows' lines are asked for
+    // ahead (a second cursor, which walks past each task's last row).
+    check_short_runs(&[25000, 30, 30], &[25000, 10, 2], 2, true);
 }
 
 /// GatherND with many batches of a few tuples each (the short-runs path: consecutive batches'

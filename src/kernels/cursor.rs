@@ -7,6 +7,7 @@ use crate::shape::Dims;
 /// The innermost coordinate lives in plain fields, so a step that stays within the innermost
 /// dimension is an add and a compare (kernels step once per row, and rows can be 2 elements);
 /// the carry into outer dimensions is out of line.
+#[derive(Clone)]
 pub(crate) struct RowCursor<'a> {
     counts: &'a [usize],
     strides: &'a [usize],

@@ -681,6 +681,32 @@ mod tests {
     }
 
     #[test]
+    fn short_runs_ask_for_rows_ahead_only_from_memory_and_over_narrow_spans() {
+        let ahead = |d: &[usize], i: &[usize], axis: usize, element: usize, index: usize| {
+            let kernel = ElementsKernel::new(d, i, axis, element);
+            assert!(kernel.runs_are_short(element));
+            kernel.short_runs_shape(element, index).rows_ahead
+        };
+        // Sweep seed 263's configuration 58: rows of 4 f64 whose 2 positions read an axis of 1,
+        // 522000 rows of a line each (33 MB of lines touched): 1.94x ONNX Runtime's speed without
+        // the hints, 5.84x with them.
+        let (d58, i58) = ([87, 750, 1, 4, 53], [87, 750, 2, 4, 4]);
+        assert_eq!(ahead(&d58, &i58, 2, 8, 4), short_runs::ROWS_AHEAD);
+        // Rows of 2 int8 (30-byte spans) from [40000, 30, 30], and from [4000, 30, 30], whose
+        // 2.6 MB of lines the L3 keeps (there the hints took 1.56x the time).
+        assert_eq!(
+            ahead(&[40000, 30, 30], &[40000, 10, 2], 2, 1, 4),
+            short_runs::ROWS_AHEAD
+        );
+        assert_eq!(ahead(&[4000, 30, 30], &[4000, 10, 2], 2, 1, 4), 0);
+        // Only the lines the rows can touch count, not all of the data: 2000 x 10 rows of 200
+        // bytes from 20 MB.
+        assert_eq!(ahead(&[2000, 50, 50], &[2000, 10, 5], 2, 4, 8), 0);
+        // Rows across axis 0 of [3000, 40, 40] span 6.4 KB, more than a hint covers.
+        assert_eq!(ahead(&[3000, 40, 40], &[3000, 20, 3], 0, 4, 8), 0);
+    }
+
+    #[test]
     fn contiguous_off_axis_dimensions_merge_and_unit_dimensions_vanish() {
         // data [4, 5, 6], indices [4, 5, 3], axis 2: rows of 3 along the axis, 20 rows merged.
         let l = ElementsKernel::new(&[4, 5, 6], &[4, 5, 3], 2, 4);

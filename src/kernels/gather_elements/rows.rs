@@ -2,7 +2,7 @@
 //! rows gathered as strided runs.
 
 use super::lanes::DataTraffic;
-use super::short_runs::{gather_cursor_rows, RowShape};
+use super::short_runs::{gather_cursor_rows, rows_ahead, RowShape};
 use super::strided_rows::{gather_strided_rows, StridedRows};
 use super::ElementsKernel;
 use crate::kernels::cursor::RowCursor;
@@ -198,6 +198,27 @@ impl ElementsKernel {
             && run.next_row_lines_per_piece(element_size) == 0
     }
 
+    /// The rows' shape for [`super::short_runs`], with elements of `element_size` bytes and
+    /// index values of `index_size`: how far ahead it asks for rows' lines included.
+    pub(super) fn short_runs_shape(&self, element_size: usize, index_size: usize) -> RowShape {
+        let mut shape = RowShape {
+            row_len: self.row_len,
+            inner_stride: self.inner_stride,
+            axis_stride: self.axis_stride,
+            axis_size: self.axis_size,
+            rows_ahead: 0,
+        };
+        shape.rows_ahead = rows_ahead(
+            &shape,
+            self.rows,
+            element_size,
+            self.data_bytes,
+            self.len().saturating_mul(index_size),
+            self.out_bytes,
+        );
+        shape
+    }
+
     /// Rows in order when runs are short: blocks of whole rows across runs.
     fn run_short_runs<E: RawElement, I: IndexElement>(
         &self,
@@ -206,12 +227,7 @@ impl ElementsKernel {
         out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> Result<(), BadIndex> {
-        let shape = RowShape {
-            row_len: self.row_len,
-            inner_stride: self.inner_stride,
-            axis_stride: self.axis_stride,
-            axis_size: self.axis_size,
-        };
+        let shape = self.short_runs_shape(std::mem::size_of::<E>(), std::mem::size_of::<I>());
         let (counts, strides) = (self.row_counts.as_slice(), self.row_strides.as_slice());
         split_units(out, self.rows, self.row_len, par, |rows, chunk| {
             let mut copy = IndexCopy::new();

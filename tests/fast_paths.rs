@@ -1207,6 +1207,9 @@ fn gather_elements_short_runs_take_blocks_of_rows_across_runs() {
     // Rows of 2 from 45 MB of data, 16 MB of their lines touched: the rows' lines are asked for
     // ahead (a second cursor, which walks past each task's last row).
     check_short_runs(&[25000, 30, 30], &[25000, 10, 2], 2, true);
+    // Runs of 30 rows, longer than a block, of 16 values from rows of 32: narrow rows from
+    // memory, which go by the cursor whatever their runs.
+    check_short_runs(&[6000, 40, 32], &[6000, 30, 16], 2, true);
 }
 
 /// GatherND with many batches of a few tuples each (the short-runs path: consecutive batches'

@@ -5,6 +5,7 @@ use super::lanes::DataTraffic;
 use super::short_runs::{gather_cursor_rows, rows_ahead, RowShape};
 use super::strided_rows::{gather_strided_rows, StridedRows};
 use super::ElementsKernel;
+use crate::kernels::cache::LINE;
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::split_units;
 use crate::kernels::resolve::{IndexCopy, INDEX_BLOCK};
@@ -23,6 +24,24 @@ use std::ops::Range;
 /// 0.78x, [1, 4, 2000000] int16 with 5 index positions 0.92x; 1 thread unchanged.
 const WHOLE_ROWS_PER_THREAD: usize = 4;
 
+/// The longest rows, and widest spans, that go by the cursor whatever their runs where their
+/// lines come from memory (two lines; see [`ElementsKernel::runs_are_short`]). In runs, each such
+/// row waits on its own lines, which the block loop there does not ask for ahead; the cursor path
+/// asks for them 64 rows ahead ([`super::short_runs::ROWS_AHEAD`]). Measured on a Zen 4 (one
+/// build, the rule toggled between alternating calls), ONNX Runtime's time over gatherkit's, in
+/// runs / by the cursor, 1 and 2 threads, rows along the last axis of data [R, 40, m] (indices
+/// [R, 30, n]):
+/// - f32 rows of 16 from 32 (R = 6000): 1.07x / 1.53x, 2 threads 1.15x / 1.72x;
+/// - uint16 rows of 20 from 64: 1.00x / 1.53x, 2 threads 1.03x / 1.62x;
+/// - f64 rows of 12 from 16 (R = 8000, int32 indices): 1.42x / 2.21x, 2 threads 1.46x / 2.30x;
+/// - uint8 rows of 64 from 128: 1.29x / 1.77x, 2 threads 1.31x / 2.01x.
+///
+/// Wider rows and spans keep their runs: with every run taken by the cursor (the same method),
+/// f32 rows of 16, 32 and 40 from 64 (256-byte spans) measured 1.52x / 1.07x, 1.53x / 0.99x and
+/// 1.41x / 0.94x, and rows of 40 from 48 (192 bytes) 1.42x / 0.86x (f64 rows of 16 from 32 went
+/// the other way, 1.25x / 1.89x).
+pub(super) const NARROW_ROW_MAX_BYTES: usize = 2 * LINE;
+
 impl ElementsKernel {
     /// Rows in order. Consecutive rows along the innermost row dimension form one evenly strided
     /// sequence in `data` (a *run*): each run is one loop with one bounds check and index values
@@ -37,7 +56,7 @@ impl ElementsKernel {
         out: &mut [MaybeUninit<E>],
         par: Parallel,
     ) -> Result<(), BadIndex> {
-        if self.runs_are_short(std::mem::size_of::<E>()) {
+        if self.runs_are_short(std::mem::size_of::<E>(), std::mem::size_of::<I>()) {
             return self.run_short_runs::<E, I>(data, indices, out, par);
         }
         if par.tasks() > self.rows && self.rows < WHOLE_ROWS_PER_THREAD * par.concurrency() {
@@ -187,15 +206,29 @@ impl ElementsKernel {
         }
     }
 
-    /// Whether a run holds fewer index values than a block, so that row order takes blocks of
-    /// rows across runs ([`super::short_runs`]). Rows that prefetch the next row's data keep
-    /// their runs: the cursor path has no next row to prefetch.
-    pub(super) fn runs_are_short(&self, element_size: usize) -> bool {
+    /// Whether row order takes blocks of rows across runs ([`super::short_runs`]), for elements
+    /// of `element_size` bytes and index values of `index_size`: where a run holds fewer index
+    /// values than a block, and where rows and their spans are narrow
+    /// ([`NARROW_ROW_MAX_BYTES`]) and their lines come from memory, so that the cursor path asks
+    /// for them ahead. Rows that prefetch the next row's data keep their runs: the cursor path
+    /// has no next row to prefetch.
+    pub(super) fn runs_are_short(&self, element_size: usize, index_size: usize) -> bool {
         let (run_count, row_stride) = self.run_shape();
         let run = self.rows_from(0, row_stride, run_count, self.row_len);
         self.rows > 1
-            && run_count.saturating_mul(self.row_len) < INDEX_BLOCK
             && run.next_row_lines_per_piece(element_size) == 0
+            && (run_count.saturating_mul(self.row_len) < INDEX_BLOCK
+                || self.narrow_rows_from_memory(element_size, index_size))
+    }
+
+    /// Whether the rows are at most [`NARROW_ROW_MAX_BYTES`] long, read within a span of at
+    /// most as many bytes, from lines the cursor path asks for ahead
+    /// ([`short_runs::rows_ahead`](super::short_runs::rows_ahead)).
+    fn narrow_rows_from_memory(&self, element_size: usize, index_size: usize) -> bool {
+        let shape = self.short_runs_shape(element_size, index_size);
+        self.row_len.saturating_mul(element_size) <= NARROW_ROW_MAX_BYTES
+            && shape.span().saturating_mul(element_size) <= NARROW_ROW_MAX_BYTES
+            && shape.rows_ahead != 0
     }
 
     /// The rows' shape for [`super::short_runs`], with elements of `element_size` bytes and

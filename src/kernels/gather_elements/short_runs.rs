@@ -33,7 +33,7 @@ pub(super) struct RowShape {
 
 impl RowShape {
     /// Elements from a row's base that hold all its elements (0 for rows that read nothing).
-    fn span(&self) -> usize {
+    pub(super) fn span(&self) -> usize {
         match (self.row_len.checked_sub(1), self.axis_size.checked_sub(1)) {
             (Some(last_column), Some(last_position)) => {
                 last_column * self.inner_stride + last_position * self.axis_stride + 1

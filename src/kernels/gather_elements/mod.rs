@@ -684,6 +684,7 @@ mod tests {
     fn short_runs_ask_for_rows_ahead_only_from_memory_and_over_narrow_spans() {
         let ahead = |d: &[usize], i: &[usize], axis: usize, element: usize, index: usize| {
             let kernel = ElementsKernel::new(d, i, axis, element);
+            assert!(kernel.runs_are_short(element, index), "{d:?} {i:?}");
             kernel.short_runs_shape(element, index).rows_ahead
         };
         // Sweep seed 263's configuration 58: rows of 4 f64 whose 2 positions read an axis of 1,
@@ -715,10 +716,10 @@ mod tests {
         // Rows and spans of 128 bytes go by the cursor, longer rows keep their runs.
         assert!(short(&[6000, 40, 128], &[6000, 30, 64], 1));
         assert!(!short(&[6000, 40, 128], &[6000, 30, 129], 1));
-        // Only the lines the rows can touch count, not all of the data: 2000 x 10 rows of 200
-        // bytes from 20 MB.
+        // Only the lines the rows can touch count, not all of the data: 2000 x 10 rows of 20
+        // bytes, each within a span of 200, from 20 MB.
         assert_eq!(ahead(&[2000, 50, 50], &[2000, 10, 5], 2, 4, 8), 0);
-        // Rows across axis 0 of [3000, 40, 40] span 6.4 KB, more than a hint covers.
+        // Rows across axis 0 of [3000, 40, 40] span the whole axis, more than a hint covers.
         assert_eq!(ahead(&[3000, 40, 40], &[3000, 20, 3], 0, 4, 8), 0);
     }
 

@@ -46,8 +46,9 @@ impl ElementsKernel {
     /// Rows in order. Consecutive rows along the innermost row dimension form one evenly strided
     /// sequence in `data` (a *run*): each run is one loop with one bounds check and index values
     /// checked a block of several rows at a time, which matters when rows are short (a run of
-    /// 2-element rows costs what a run of one long row does). Runs shorter than an index block
-    /// go through [`super::short_runs`] instead, whose blocks span runs. Rows too few to share out
+    /// 2-element rows costs what a run of one long row does). Runs shorter than an index block,
+    /// and narrow rows from memory ([`NARROW_ROW_MAX_BYTES`]), go through [`super::short_runs`]
+    /// instead, whose blocks span runs. Rows too few to share out
     /// evenly among tasks are split inside them ([`ElementsKernel::run_pieces`]).
     pub(super) fn run_rows<E: RawElement, I: IndexElement>(
         &self,

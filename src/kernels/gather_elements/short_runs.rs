@@ -1,5 +1,5 @@
-//! Row order when runs are short: index blocks span runs, and each row finds its data through
-//! the cursor.
+//! Row order when runs are short, or rows narrow and from memory: index blocks span runs, and
+//! each row finds its data through the cursor.
 //!
 //! A run (consecutive rows evenly strided in `data`) is the unit of [`super::strided_rows`]:
 //! one bounds check, one index block check and one loop per run. When the innermost row
@@ -9,7 +9,9 @@
 //! run they belong to, and a row costs a cursor step and one bounds check.
 //!
 //! Where the rows' lines come from memory, the loop also asks for the lines of the row
-//! [`ROWS_AHEAD`] on, which a second cursor keeps ([`rows_ahead`]).
+//! [`ROWS_AHEAD`] on, which a second cursor keeps ([`rows_ahead`]); rows and spans of at most two
+//! lines from memory come here whatever their runs, for those hints
+//! (`rows::NARROW_ROW_MAX_BYTES`).
 
 use crate::kernels::cache::{Footprint, LINE};
 use crate::kernels::cursor::RowCursor;
@@ -69,9 +71,10 @@ pub(super) const ROW_AHEAD_MAX_SPAN_BYTES: usize = 4 * LINE;
 /// hints only cost: 32 rows ahead took 1.08x the time without for rows of 5 f32 from [2000, 50,
 /// 50] (4 MB of lines touched) and 1.56x for rows of 2 int8 from [4000, 30, 30]. And only rows
 /// whose span is at most [`ROW_AHEAD_MAX_SPAN_BYTES`], which a hint covers whole: rows of 3 f32
-/// across axis 0 of [3000, 40, 40] span 6.4 KB, and hints at their first 256 bytes, lines that no
-/// read wanted, took 1.45x the time. Measured on a Zen 4 (one build, the hints toggled between
-/// alternating calls), ONNX Runtime's time over gatherkit's, without / with, 1 and 2 threads:
+/// across axis 0 of [3000, 40, 40] span the whole axis (6.4 KB a position, 19 MB in all), and
+/// hints at their first 256 bytes, lines that no read wanted, took 1.45x the time. Measured on a
+/// Zen 4 (one build, the hints toggled between alternating calls), ONNX Runtime's time over
+/// gatherkit's, without / with, 1 and 2 threads:
 /// - rows of 4 f64 from [87, 750, 1, 4, 53] along axis 2 (sweep seed 263's configuration 58),
 ///   indices [87, 750, 2, 4, 4]: 1.94x / 5.84x, 2 threads 2.06x / 5.11x;
 /// - rows of 2 int8 from [40000, 30, 30] along axis 2, int32 indices: 1.38x / 4.29x, 2 threads
@@ -146,9 +149,9 @@ fn gather_blocks<E: RawElement, I: IndexElement, const UNIT: bool, const ACROSS:
     // Every element of a row lies in `row_span` elements from its base.
     let row_span = shape.span();
     let block = (INDEX_BLOCK / row_len).max(1) * row_len;
-    // The cursor of the row whose lines are asked for, `rows_ahead` rows on. Past the last row
-    // it walks on (its base then lies past the data, or wraps to the first rows): a hint there
-    // is dropped or asks for lines in vain, and reads nothing.
+    // The cursor of the row whose lines are asked for, `rows_ahead` rows on. Past this call's
+    // last row it walks on into the next task's rows, and past the tensor's last row it wraps to
+    // the first: hints there ask for lines in vain, and read nothing.
     let mut ahead = (shape.rows_ahead != 0).then(|| {
         let mut ahead = cursor.clone();
         for _ in 0..shape.rows_ahead {

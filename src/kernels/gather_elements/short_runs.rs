@@ -13,6 +13,7 @@
 //! lines from memory come here whatever their runs, for those hints
 //! (`rows::NARROW_ROW_MAX_BYTES`).
 
+use super::strided_rows::read_span;
 use crate::kernels::cache::{Footprint, LINE};
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::prefetch::{prefetch_next_values, prefetch_range_to, HintLevel};
@@ -34,14 +35,14 @@ pub(super) struct RowShape {
 }
 
 impl RowShape {
-    /// Elements from a row's base that hold all its elements (0 for rows that read nothing).
+    /// Elements from a row's base that hold all its reads ([`read_span`]).
     pub(super) fn span(&self) -> usize {
-        match (self.row_len.checked_sub(1), self.axis_size.checked_sub(1)) {
-            (Some(last_column), Some(last_position)) => {
-                last_column * self.inner_stride + last_position * self.axis_stride + 1
-            }
-            _ => 0,
-        }
+        read_span(
+            self.row_len,
+            self.inner_stride,
+            self.axis_size,
+            self.axis_stride,
+        )
     }
 }
 

@@ -35,6 +35,21 @@ pub(super) struct StridedRows {
     pub(super) call_rows: usize,
 }
 
+/// Elements a row's reads can reach, from its first element to the last position of its last
+/// column: `row_len` columns `inner_stride` apart, `axis_size` positions `axis_stride` apart (1
+/// for a row without columns or positions).
+pub(super) fn read_span(
+    row_len: usize,
+    inner_stride: usize,
+    axis_size: usize,
+    axis_stride: usize,
+) -> usize {
+    (row_len.saturating_sub(1))
+        .saturating_mul(inner_stride)
+        .saturating_add(axis_size.saturating_sub(1).saturating_mul(axis_stride))
+        .saturating_add(1)
+}
+
 impl StridedRows {
     /// Whether these rows take the lanes loop ([`lanes`]) on a CPU with AVX2, or, of those along
     /// the axis, the branching loop that stands in for it ([`branching`]): rows at least
@@ -58,13 +73,14 @@ impl StridedRows {
     }
 
     /// Elements one row's reads can reach: from its first element to the last position of its
-    /// last column.
+    /// last column ([`read_span`]).
     pub(super) fn read_span(&self) -> usize {
-        let last_position = self.axis_size.saturating_sub(1);
-        (self.row_len.saturating_sub(1))
-            .saturating_mul(self.inner_stride)
-            .saturating_add(last_position.saturating_mul(self.axis_stride))
-            .saturating_add(1)
+        read_span(
+            self.row_len,
+            self.inner_stride,
+            self.axis_size,
+            self.axis_stride,
+        )
     }
 
     /// Elements all the rows' reads can reach together: the last row's [`StridedRows::read_span`]

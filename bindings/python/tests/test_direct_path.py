@@ -1,0 +1,140 @@
+"""The gathers' direct path (dense numpy arrays, the output's shape from the operator's formula,
+one C call) against the general path (shape query, then the call), which copy=True forces."""
+
+import numpy as np
+import pytest
+
+import gatherkit
+from gatherkit._abi import GK_STATUS_INDEX_OUT_OF_BOUNDS
+
+QUERIES = ("gk_gather_elements_output_shape", "gk_gather_nd_output_shape", "gk_gather_output_shape")
+
+
+@pytest.fixture
+def queries(monkeypatch):
+    """Counts the calls of the three shape queries (each still answers)."""
+    counts = dict.fromkeys(QUERIES, 0)
+    for name in QUERIES:
+        query = getattr(gatherkit._lib, name)
+
+        def counting(*args, _query=query, _name=name):
+            counts[_name] += 1
+            return _query(*args)
+
+        monkeypatch.setattr(gatherkit._lib, name, counting)
+    return counts
+
+
+def three_gathers(data, indices2d):
+    """GatherElements along axis 1, GatherND of 1-tuples, Gather along axis 0."""
+    return [
+        gatherkit.gather_elements(data, indices2d, axis=1),
+        gatherkit.gather_nd(data, np.ascontiguousarray(indices2d[:, :1])),
+        gatherkit.gather(data, indices2d, axis=0),
+    ]
+
+
+def test_dense_numpy_inputs_take_one_call_without_a_shape_query(queries):
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    indices = np.array([[0, 2], [-1, 1], [2, 0]], dtype=np.int64)
+    got = three_gathers(data, indices)
+    assert queries == dict.fromkeys(QUERIES, 0)
+    np.testing.assert_array_equal(got[0], np.take_along_axis(data, np.where(indices < 0, indices + 4, indices), 1))
+    np.testing.assert_array_equal(got[1], data[[0, 2, 2]])
+    np.testing.assert_array_equal(got[2], np.take(data, indices, axis=0))
+    # A transposed input is read through its strides, on the general path.
+    got = gatherkit.gather_elements(data.T, indices.T, axis=0)
+    assert queries["gk_gather_elements_output_shape"] == 1
+    np.testing.assert_array_equal(got, np.take_along_axis(data.T, np.where(indices.T < 0, indices.T + 4, indices.T), 0))
+
+
+def test_openvino_gather_nd_and_gather_keep_the_query(queries):
+    data = np.arange(24, dtype=np.int16).reshape(2, 3, 4)
+    gatherkit.gather_nd(data, np.zeros((2, 1), np.int64), flavor="openvino")
+    gatherkit.gather(data, np.zeros((2, 1), np.int64), axis=1, batch_dims=0, flavor="openvino")
+    assert queries["gk_gather_nd_output_shape"] == 1 and queries["gk_gather_output_shape"] == 1
+
+
+def test_a_formula_that_misses_hands_the_call_to_the_general_path(queries, monkeypatch):
+    monkeypatch.setattr(gatherkit, "_gather_elements_shape", lambda d, i, a: i + (1,))
+    data = np.arange(6, dtype=np.int32).reshape(2, 3)
+    indices = np.array([[1, 0, 1]], dtype=np.int32)
+    got = gatherkit.gather_elements(data, indices, axis=0)
+    np.testing.assert_array_equal(got, [[3, 1, 5]])
+    assert queries["gk_gather_elements_output_shape"] == 1
+    out = np.full((1, 3), -1, np.int32)
+    assert gatherkit.gather_elements(data, indices, axis=0, out=out) is out
+    np.testing.assert_array_equal(out, [[3, 1, 5]])
+
+
+def outcome(call):
+    try:
+        return call()
+    except gatherkit.GatherkitError as e:
+        return (e.status, e.message)
+
+
+def same(a, b):
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return a == b
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_direct_and_general_paths_agree_on_results_and_errors(seed):
+    rng = np.random.default_rng(seed)
+    dtypes = [np.uint8, np.int16, np.float16, np.float32, np.int64, np.complex128, np.bool_]
+    for _ in range(150):
+        rank = int(rng.integers(1, 5))
+        shape = tuple(int(n) for n in rng.integers(0 if rng.random() < 0.1 else 1, 5, rank))
+        dtype = dtypes[rng.integers(len(dtypes))]
+        data = rng.integers(0, 100, shape).astype(dtype)
+        if rng.random() < 0.3:
+            data.flags.writeable = False  # a read-only input is read in place too
+        index_dtype = np.int32 if rng.random() < 0.5 else np.int64
+        axis = int(rng.integers(-rank - 1, rank + 1))  # sometimes out of range
+        extent = shape[axis] if -rank <= axis < rank else 3
+        # Mostly valid values, some negative, now and then one out of range.
+        high = extent + (1 if rng.random() < 0.15 else 0)
+        op = rng.integers(3)
+        if op == 0:
+            idx_shape = tuple(min(n, int(rng.integers(0, 5))) if d != axis % rank else int(rng.integers(0, 5))
+                              for d, n in enumerate(shape))
+            if rng.random() < 0.1:
+                idx_shape = idx_shape + (1,)  # a rank mismatch
+            indices = rng.integers(-extent, max(high, 1), idx_shape).astype(index_dtype)
+
+            def call(copy):
+                return gatherkit.gather_elements(data, indices, axis=axis, copy=copy)
+        elif op == 1:
+            batch_dims = int(rng.integers(0, min(rank, 2)))
+            k = int(rng.integers(0, rank - batch_dims + (1 if rng.random() < 0.1 else 0)))
+            idx_shape = shape[:batch_dims] + tuple(int(n) for n in rng.integers(0, 4, int(rng.integers(0, 2)))) + (k,)
+            bound = min(shape[batch_dims:batch_dims + k] or (1,))
+            indices = rng.integers(-bound, max(bound + (high - extent), 1), idx_shape).astype(index_dtype)
+
+            def call(copy):
+                return gatherkit.gather_nd(data, indices, batch_dims=batch_dims, copy=copy)
+        else:
+            idx_shape = tuple(int(n) for n in rng.integers(0, 4, int(rng.integers(0, 3))))
+            indices = rng.integers(-extent, max(high, 1), idx_shape).astype(index_dtype)
+            batch_dims = 1 if rng.random() < 0.05 else 0  # ONNX refuses any other than 0
+
+            def call(copy):
+                return gatherkit.gather(data, indices, axis=axis, batch_dims=batch_dims, copy=copy)
+        direct, general = outcome(lambda: call(None)), outcome(lambda: call(True))
+        assert same(direct, general), (op, shape, idx_shape, axis, dtype, direct, general)
+
+
+def test_the_direct_path_writes_a_given_out_and_reports_bad_indices():
+    data = np.arange(20, dtype=np.float64).reshape(4, 5)
+    indices = np.array([3, -4, 1], dtype=np.int64)
+    out = np.zeros((4, 3))
+    assert gatherkit.gather(data, indices, axis=1, out=out) is out
+    np.testing.assert_array_equal(out, data[:, [3, 1, 1]])
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather(data, np.array([0, 5]), axis=1, out=out[:, :2].copy())
+    assert e.value.status == GK_STATUS_INDEX_OUT_OF_BOUNDS and "indices[1] = 5" in e.value.message
+    # An out of another shape is refused as before, naming the shape wanted.
+    with pytest.raises(ValueError, match=r"out has shape \(4, 2\).*shape \(4, 3\)"):
+        gatherkit.gather(data, indices, axis=1, out=np.zeros((4, 2)))

@@ -138,3 +138,72 @@ def test_the_direct_path_writes_a_given_out_and_reports_bad_indices():
     # An out of another shape is refused as before, naming the shape wanted.
     with pytest.raises(ValueError, match=r"out has shape \(4, 2\).*shape \(4, 3\)"):
         gatherkit.gather(data, indices, axis=1, out=np.zeros((4, 2)))
+
+
+def test_dense_scatters_make_no_descriptor_objects(monkeypatch):
+    made = []
+    prepared = gatherkit._Prepared
+
+    def counting(*args, **kwargs):
+        made.append(args[1])
+        return prepared(*args, **kwargs)
+
+    monkeypatch.setattr(gatherkit, "_Prepared", counting)
+    data = np.arange(8, dtype=np.int32)
+    got = gatherkit.scatter_elements(data, np.array([1, 3]), np.array([50, 70], np.int32))
+    np.testing.assert_array_equal(got, [0, 50, 2, 70, 4, 5, 6, 7])
+    got = gatherkit.scatter_nd(data, np.array([[2], [2]]), np.array([5, 6], np.int32), "add")
+    np.testing.assert_array_equal(got, [0, 1, 13, 3, 4, 5, 6, 7])
+    assert made == []
+    # A list of updates is made into an array first: the general path.
+    gatherkit.scatter_elements(np.arange(3), np.array([1]), [9])
+    assert made == ["data", "indices", "updates"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_direct_and_general_scatters_agree_on_results_and_errors(seed):
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(150):
+        rank = int(rng.integers(1, 4))
+        shape = tuple(int(n) for n in rng.integers(1, 5, rank))
+        dtype = [np.uint8, np.float32, np.int64, np.float16][rng.integers(4)]
+        data = rng.integers(0, 50, shape).astype(dtype)
+        reduction = ["none", "add", "mul", "max", "min"][rng.integers(5)]
+        index_dtype = np.int32 if rng.random() < 0.5 else np.int64
+        if rng.random() < 0.5:
+            axis = int(rng.integers(-rank, rank))
+            extent = shape[axis]
+            idx_shape = tuple(int(rng.integers(1, n + 1)) for n in shape)
+            indices = rng.integers(-extent, extent + (1 if rng.random() < 0.15 else 0), idx_shape).astype(index_dtype)
+            updates = rng.integers(0, 50, idx_shape).astype(dtype if rng.random() < 0.95 else np.int16)
+
+            def call(copy, out=None):
+                return gatherkit.scatter_elements(data, indices, updates, axis, reduction, copy=copy, out=out)
+        else:
+            k = int(rng.integers(1, rank + 1))
+            lead = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 3))))
+            bound = min(shape[:k])
+            indices = rng.integers(-bound, bound + (1 if rng.random() < 0.15 else 0), lead + (k,)).astype(index_dtype)
+            updates = rng.integers(0, 50, lead + shape[k:]).astype(dtype)
+
+            def call(copy, out=None):
+                return gatherkit.scatter_nd(data, indices, updates, reduction, copy=copy, out=out)
+        direct, general = outcome(lambda: call(None)), outcome(lambda: call(True))
+        assert same(direct, general), (shape, dtype, reduction, direct, general)
+        if isinstance(direct, tuple):
+            continue
+        # In place: only the updated elements are written, the result is the same.
+        in_place = data.copy()
+        data, kept = in_place, data
+        result = outcome(lambda: call(None, out=in_place))
+        data = kept
+        assert result is in_place and same(in_place, general)
+
+
+def test_a_scatter_into_an_overlapping_out_is_refused_by_the_library():
+    buffer = np.arange(9, dtype=np.int32)
+    data, out = buffer[:8], buffer[1:]
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.scatter_elements(data, np.array([0]), np.array([5], np.int32), out=out)
+    assert e.value.status_name == "OVERLAP"
+    np.testing.assert_array_equal(buffer, np.arange(9))

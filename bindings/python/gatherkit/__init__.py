@@ -533,10 +533,21 @@ def _address(array):
         return array.ctypes.data
 
 
+def _direct_array(value, what):
+    """``value`` as a numpy array over the caller's memory: a numpy array as it is, any other
+    object with ``__dlpack__`` read through its capsule (the general path reads it the same way,
+    with the same errors); None for anything else (lists, scalars, numpy subclasses)."""
+    if type(value) is np.ndarray:
+        return value
+    if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
+        return _dlpack.as_numpy(value, what)
+    return None
+
+
 def _dense(value):
     """(dtype code, address) of ``value`` when it is a numpy array the library reads in place
     without a copy or strides; else None."""
-    if type(value) is not np.ndarray:
+    if value is None:
         return None
     code = _DTYPE_CODES.get(value.dtype)
     if code is None or not value.flags.c_contiguous:
@@ -548,10 +559,14 @@ def _dense(value):
 
 
 def _run_direct(gather, data, indices, attributes, options, out, predict):
-    """The direct path's result, or None when the call must take the general path."""
+    """The direct path's result, or None when the call must take the general path. Inputs are
+    read in order, and an input that is not dense hands the call on before the next is read, so
+    that an error comes from the input the general path would name first."""
+    data = _direct_array(data, "data")
     d = _dense(data)
     if d is None:
         return None
+    indices = _direct_array(indices, "indices")
     i = _dense(indices)
     if i is None:
         return None
@@ -578,14 +593,18 @@ def _run_direct(gather, data, indices, attributes, options, out, predict):
 
 def _scatter_direct(scatter, data, indices, updates, attributes, options, out):
     """The direct path of a scatter (its output has data's shape, so there is no query to skip:
-    only the descriptor objects), or None when the call must take the general path. Nothing is
-    copied here, so the library sees every overlap of ``out`` with an input itself."""
+    only the descriptor objects), or None when the call must take the general path; inputs are
+    read as for the gathers' (`_run_direct`). Nothing is copied here, so the library sees every
+    overlap of ``out`` with an input itself."""
+    data = _direct_array(data, "data")
     d = _dense(data)
     if d is None:
         return None
+    indices = _direct_array(indices, "indices")
     i = _dense(indices)
     if i is None:
         return None
+    updates = _direct_array(updates, "updates")
     u = _dense(updates)
     if u is None:
         return None

@@ -207,3 +207,39 @@ def test_a_scatter_into_an_overlapping_out_is_refused_by_the_library():
         gatherkit.scatter_elements(data, np.array([0]), np.array([5], np.int32), out=out)
     assert e.value.status_name == "OVERLAP"
     np.testing.assert_array_equal(buffer, np.arange(9))
+
+
+class Exporter:
+    """A DLPack producer that is not a numpy array: numpy's own capsule behind another object."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dense_dlpack_inputs_take_the_direct_path_and_strided_ones_the_general(monkeypatch):
+    made = []
+    prepared = gatherkit._Prepared
+
+    def counting(*args, **kwargs):
+        made.append(args[1])
+        return prepared(*args, **kwargs)
+
+    monkeypatch.setattr(gatherkit, "_Prepared", counting)
+    data = np.arange(12, dtype=np.int16).reshape(3, 4)
+    indices = np.array([[2, 0, 1, 2]], dtype=np.int64)
+    got = gatherkit.gather_elements(Exporter(data), Exporter(indices), axis=0)
+    np.testing.assert_array_equal(got, [[8, 1, 6, 11]])
+    target = np.zeros(12, np.int16)
+    assert gatherkit.scatter_elements(Exporter(target), Exporter(np.array([5])), Exporter(np.array([7], np.int16)),
+                                      out=target) is target
+    assert target[5] == 7 and made == []
+    # A transposed DLPack input: read through its strides on the general path, same result.
+    got = gatherkit.gather_elements(Exporter(data.T), Exporter(np.ascontiguousarray(indices.T[:, :1])), axis=1)
+    np.testing.assert_array_equal(got, np.take_along_axis(data.T, indices.T[:, :1], 1))
+    assert made == ["data", "indices"]

@@ -413,7 +413,7 @@ def _new_options(flavor, version, num_threads):
 def _run(query, gather, data, indices, attributes, options, out, copy, direct=None, predict=None):
     copy = _copy_arg(copy)
     if direct is not None and _DIRECT and copy is not True:
-        result = _run_direct(direct, data, indices, attributes, options, out, predict)
+        result, data, indices = _run_direct(direct, data, indices, attributes, options, out, predict)
         if result is not None:
             return result
     d = _Prepared(data, "data", copy, strided=True)
@@ -534,20 +534,19 @@ def _address(array):
 
 
 def _direct_array(value, what):
-    """``value`` as a numpy array over the caller's memory: a numpy array as it is, any other
-    object with ``__dlpack__`` read through its capsule (the general path reads it the same way,
-    with the same errors); None for anything else (lists, scalars, numpy subclasses)."""
-    if type(value) is np.ndarray:
+    """``value`` read through its DLPack capsule when it is no numpy array but has one (as the
+    general path reads it, with the same errors): a numpy array over the caller's memory.
+    Anything else as it is (numpy arrays; lists, scalars and numpy subclasses, which ``_dense``
+    leaves to the general path)."""
+    if type(value) is np.ndarray or not hasattr(value, "__dlpack__") or isinstance(value, np.ndarray):
         return value
-    if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
-        return _dlpack.as_numpy(value, what)
-    return None
+    return _dlpack.as_numpy(value, what)
 
 
 def _dense(value):
     """(dtype code, address) of ``value`` when it is a numpy array the library reads in place
     without a copy or strides; else None."""
-    if value is None:
+    if type(value) is not np.ndarray:
         return None
     code = _DTYPE_CODES.get(value.dtype)
     if code is None or not value.flags.c_contiguous:
@@ -559,55 +558,56 @@ def _dense(value):
 
 
 def _run_direct(gather, data, indices, attributes, options, out, predict):
-    """The direct path's result, or None when the call must take the general path. Inputs are
-    read in order, and an input that is not dense hands the call on before the next is read, so
-    that an error comes from the input the general path would name first."""
+    """(The result, data, indices): the result None when the call must take the general path,
+    which then goes on with the inputs as read here (a DLPack input read once). Inputs are read
+    in order, and an input that is not dense hands the call on before the next is read, so that
+    an error comes from the input the general path would name first."""
     data = _direct_array(data, "data")
     d = _dense(data)
     if d is None:
-        return None
+        return None, data, indices
     indices = _direct_array(indices, "indices")
     i = _dense(indices)
     if i is None:
-        return None
+        return None, data, indices
     shape = predict(data.shape, indices.shape, attributes)
     if shape is None or len(shape) > _abi.GK_MAX_RANK:
-        return None
+        return None, data, indices
     if out is None:
         try:
             target = np.empty(shape, data.dtype)
         except ValueError:  # more dimensions than this numpy allows: the general path says so
-            return None
+            return None, data, indices
     elif (type(out) is np.ndarray and out.shape == shape and out.dtype == data.dtype
           and out.flags.c_contiguous and out.flags.writeable):
         target = out
     else:
-        return None
+        return None, data, indices
     scratch, base = _packed3((d[0], data.shape, d[1]), (i[0], indices.shape, i[1]), (d[0], shape, _address(target)))
     status = gather(base, base + _TENSOR_BYTES, *attributes, base + 2 * _TENSOR_BYTES, ctypes.addressof(options))
     if status == _abi.GK_STATUS_OUTPUT_MISMATCH:
-        return None
+        return None, data, indices
     _check(status)
-    return target
+    return target, data, indices
 
 
 def _scatter_direct(scatter, data, indices, updates, attributes, options, out):
     """The direct path of a scatter (its output has data's shape, so there is no query to skip:
-    only the descriptor objects), or None when the call must take the general path; inputs are
-    read as for the gathers' (`_run_direct`). Nothing is copied here, so the library sees every
+    only the descriptor objects): (the result, data, indices, updates), as for the gathers
+    (`_run_direct`). Nothing is copied here, so the library sees every
     overlap of ``out`` with an input itself."""
     data = _direct_array(data, "data")
     d = _dense(data)
     if d is None:
-        return None
+        return None, data, indices, updates
     indices = _direct_array(indices, "indices")
     i = _dense(indices)
     if i is None:
-        return None
+        return None, data, indices, updates
     updates = _direct_array(updates, "updates")
     u = _dense(updates)
     if u is None:
-        return None
+        return None, data, indices, updates
     shape = data.shape
     if out is None:
         target = np.empty(shape, data.dtype)
@@ -615,15 +615,15 @@ def _scatter_direct(scatter, data, indices, updates, attributes, options, out):
           and out.flags.c_contiguous and out.flags.writeable):
         target = out
     else:
-        return None
+        return None, data, indices, updates
     scratch, base = _packed4((d[0], shape, d[1]), (i[0], indices.shape, i[1]), (u[0], updates.shape, u[1]),
                              (d[0], shape, _address(target)))
     status = scatter(base, base + _TENSOR_BYTES, base + 2 * _TENSOR_BYTES, *attributes, base + 3 * _TENSOR_BYTES,
                      ctypes.addressof(options))
     if status == _abi.GK_STATUS_OUTPUT_MISMATCH:
-        return None
+        return None, data, indices, updates
     _check(status)
-    return target
+    return target, data, indices, updates
 
 
 def _gather_elements_shape(data_shape, indices_shape, attributes):
@@ -725,7 +725,7 @@ def gather(data, indices, axis=0, batch_dims=0, *, flavor="onnx", version=0, num
 def _scatter(fn, data, indices, updates, attributes, options, out, copy, direct=None):
     copy = _copy_arg(copy)
     if direct is not None and _DIRECT and copy is not True:
-        result = _scatter_direct(direct, data, indices, updates, attributes, options, out)
+        result, data, indices, updates = _scatter_direct(direct, data, indices, updates, attributes, options, out)
         if result is not None:
             return result
     d = _Prepared(data, "data", copy)

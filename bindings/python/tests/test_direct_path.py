@@ -243,3 +243,18 @@ def test_dense_dlpack_inputs_take_the_direct_path_and_strided_ones_the_general(m
     got = gatherkit.gather_elements(Exporter(data.T), Exporter(np.ascontiguousarray(indices.T[:, :1])), axis=1)
     np.testing.assert_array_equal(got, np.take_along_axis(data.T, indices.T[:, :1], 1))
     assert made == ["data", "indices"]
+
+
+def test_a_dlpack_input_is_exported_once_whichever_path_the_call_takes():
+    import dlpack_producer as dp
+
+    data = np.arange(24, dtype=np.float32).reshape(4, 6)
+    dense, strided = dp.view(data), dp.view(data, (slice(None), slice(None, None, 2)))
+    indices = dp.view(np.array([[0, 1, 2], [3, 3, 0]], dtype=np.int64))
+    np.testing.assert_array_equal(gatherkit.gather_elements(dense, indices, axis=0),
+                                  np.take_along_axis(data[:, :3], np.array([[0, 1, 2], [3, 3, 0]]), 0))
+    np.testing.assert_array_equal(gatherkit.gather_elements(strided, indices, axis=0),
+                                  np.take_along_axis(data[:, ::2], np.array([[0, 1, 2], [3, 3, 0]]), 0))
+    # Strided data and a list: both general, data read once.
+    gatherkit.gather(strided, [1, 0], axis=1)
+    assert (dense.exports, strided.exports, indices.exports) == (1, 2, 2)

@@ -144,9 +144,9 @@ def as_numpy(obj, what, writable=False):
         raise ValueError(f"{what} is read-only (its DLPack producer marks it so); out must be writable")
     dtype = _numpy_dtype(tensor.dtype, what)
     ndim = tensor.ndim
-    shape = tuple(tensor.shape[k] for k in range(ndim))
+    shape = tuple(tensor.shape[:ndim]) if ndim else ()
     if ndim and tensor.strides:
-        strides = tuple(tensor.strides[k] * dtype.itemsize for k in range(ndim))
+        strides = tuple(stride * dtype.itemsize for stride in tensor.strides[:ndim])
     else:
         strides = None  # compact row-major (pre-1.2 producers may leave strides NULL)
     address = (tensor.data or 0) + tensor.byte_offset
@@ -164,8 +164,20 @@ def as_numpy(obj, what, writable=False):
     return array.view(dtype) if storage is not dtype else array
 
 
+# (code, bits, lanes) -> numpy dtype, for the DLPack dtypes read so far (making a numpy dtype from
+# its string took a tenth of reading a capsule).
+_DTYPES = {}
+
+
 def _numpy_dtype(dl_dtype, what):
     code, bits, lanes = dl_dtype.code, dl_dtype.bits, dl_dtype.lanes
+    dtype = _DTYPES.get((code, bits, lanes))
+    if dtype is None:
+        dtype = _DTYPES[code, bits, lanes] = _new_numpy_dtype(code, bits, lanes, what)
+    return dtype
+
+
+def _new_numpy_dtype(code, bits, lanes, what):
     described = f"{_CODE_NAMES.get(code, f'type code {code}')}{bits}" + (f"x{lanes}" if lanes != 1 else "")
     if lanes != 1:
         raise TypeError(f"{what}: DLPack dtype {described} is a vector type (lanes {lanes}); gatherkit "

@@ -2,9 +2,9 @@
 """What a Python caller pays per call: gatherkit's binding (``gatherkit.gather(...)``, a new output
 each call) against ONNX Runtime's ``InferenceSession.run`` of the same one-node model (a new
 output each call too), both timed alternating in one process, on small float32 gathers where the
-call's glue is most of its time. Also gatherkit's general path (``copy=True``: the shape query,
-descriptor objects and an input copy each call), which the direct path replaced for dense numpy
-inputs. Prints medians in microseconds and ORT's time over gatherkit's.
+call's glue is most of its time. Also gatherkit's general path on the same inputs (the direct
+path switched off: the shape query and descriptor objects each call), which every call took
+before the direct path. Prints medians in microseconds and ORT's time over gatherkit's.
 
     pip install numpy onnx onnxruntime
     PYTHONPATH=bindings/python python3 bench/python_call.py [--rounds 2000] [--threads 1]
@@ -35,9 +35,20 @@ def cases():
         yield f"Gather {n}", "Gather", data, tuples[:, 0].copy(), {"axis": 0}
 
 
-def binding_call(op, data, indices, attrs, threads, copy=None):
+def binding_call(op, data, indices, attrs, threads):
     fn = {"GatherElements": gatherkit.gather_elements, "GatherND": gatherkit.gather_nd, "Gather": gatherkit.gather}[op]
-    return lambda: fn(data, indices, *attrs.values(), num_threads=threads, copy=copy)
+    return lambda: fn(data, indices, *attrs.values(), num_threads=threads)
+
+
+def general_path(call):
+    """`call` with the binding's direct path switched off for its duration."""
+    def run():
+        gatherkit._DIRECT = False
+        try:
+            return call()
+        finally:
+            gatherkit._DIRECT = True
+    return run
 
 
 def main():
@@ -53,7 +64,7 @@ def main():
         session = ortbench.ort_session(op, [("data", data), ("indices", indices)], attrs, args.threads)
         feeds = {"data": data, "indices": indices}
         calls = [lambda: session.run(None, feeds), binding_call(op, data, indices, attrs, args.threads),
-                 binding_call(op, data, indices, attrs, args.threads, copy=True)]
+                 general_path(binding_call(op, data, indices, attrs, args.threads))]
         expected = calls[0]()[0]
         for call in calls[1:]:
             got = call()

@@ -23,6 +23,7 @@ import ctypes
 import ctypes.util
 import operator
 import os
+import math
 import pathlib
 import struct
 
@@ -461,8 +462,9 @@ def _run(query, gather, data, indices, attributes, options, out, copy, direct=No
 _TENSOR_BYTES = ctypes.sizeof(_Tensor)
 # gk_tensor as struct packs it natively: dtype, rank, shape pointer, data pointer.
 _TENSOR_FORMAT = "iNPP"
-# Room for a scatter's four descriptors and their shapes at the largest rank.
-_Scratch = ctypes.c_char * (4 * _TENSOR_BYTES + 4 * 8 * _abi.GK_MAX_RANK)
+# Room for a scatter's four descriptors and their shapes at the largest rank, aligned as the
+# descriptors' pointers and sizes are.
+_Scratch = ctypes.c_uint64 * ((4 * _TENSOR_BYTES) // 8 + 4 * _abi.GK_MAX_RANK)
 _PACKERS = {}
 
 
@@ -475,9 +477,17 @@ def _packer(ranks):
     return packer
 
 
-# The packed layout must be the descriptors' (it is on every ABI ctypes and struct agree on);
-# where it is not, every call takes the general path.
-_DIRECT = struct.calcsize("@" + _TENSOR_FORMAT * 4) == 4 * _TENSOR_BYTES
+# The packed layout must be the descriptors', with the shapes right after them (it is on every
+# ABI ctypes and struct agree on); where it is not, every call takes the general path.
+_DIRECT = (_TENSOR_BYTES % 8 == 0
+           and struct.calcsize("@" + _TENSOR_FORMAT * 4) == 4 * _TENSOR_BYTES
+           and struct.calcsize("@" + _TENSOR_FORMAT * 3 + "q") == 3 * _TENSOR_BYTES + 8)
+
+# Outputs from this many bytes are allocated only after the library has checked the call (the
+# general path's shape query): the direct path allocates before it, so a bad call asking for a
+# huge output would fail in numpy (MemoryError) rather than with the library's error; and the
+# query costs nothing next to such a call's work (16 MiB take a millisecond or more to write).
+_DIRECT_OUTPUT_MAX_BYTES = 16 << 20
 
 
 # The two packings, written out: a loop over the descriptors cost about 1 us a call, an eighth
@@ -574,9 +584,11 @@ def _run_direct(gather, data, indices, attributes, options, out, predict):
     if shape is None or len(shape) > _abi.GK_MAX_RANK:
         return None, data, indices
     if out is None:
+        if math.prod(shape) * data.itemsize >= _DIRECT_OUTPUT_MAX_BYTES:
+            return None, data, indices
         try:
             target = np.empty(shape, data.dtype)
-        except ValueError:  # more dimensions than this numpy allows: the general path says so
+        except (ValueError, MemoryError):  # more dimensions than numpy allows, or no memory
             return None, data, indices
     elif (type(out) is np.ndarray and out.shape == shape and out.dtype == data.dtype
           and out.flags.c_contiguous and out.flags.writeable):

@@ -74,6 +74,22 @@ def outcome(call):
         return (e.status, e.message)
 
 
+def general_outcome(monkeypatch, call):
+    """The outcome of `call` with the direct path switched off: the general path, on the same
+    inputs (nothing copied)."""
+    with monkeypatch.context() as m:
+        m.setattr(gatherkit, "_DIRECT", False)
+        return outcome(call)
+
+
+try:
+    import ml_dtypes
+
+    BFLOAT16 = [ml_dtypes.bfloat16]
+except ImportError:  # pragma: no cover
+    BFLOAT16 = []
+
+
 def same(a, b):
     if isinstance(a, tuple) or isinstance(b, tuple):
         return a == b
@@ -81,9 +97,9 @@ def same(a, b):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_direct_and_general_paths_agree_on_results_and_errors(seed):
+def test_direct_and_general_paths_agree_on_results_and_errors(seed, queries, monkeypatch):
     rng = np.random.default_rng(seed)
-    dtypes = [np.uint8, np.int16, np.float16, np.float32, np.int64, np.complex128, np.bool_]
+    dtypes = [np.uint8, np.int16, np.float16, np.float32, np.int64, np.complex128, np.bool_] + BFLOAT16
     for _ in range(150):
         rank = int(rng.integers(1, 5))
         shape = tuple(int(n) for n in rng.integers(0 if rng.random() < 0.1 else 1, 5, rank))
@@ -104,8 +120,8 @@ def test_direct_and_general_paths_agree_on_results_and_errors(seed):
                 idx_shape = idx_shape + (1,)  # a rank mismatch
             indices = rng.integers(-extent, max(high, 1), idx_shape).astype(index_dtype)
 
-            def call(copy):
-                return gatherkit.gather_elements(data, indices, axis=axis, copy=copy)
+            def call(out=None):
+                return gatherkit.gather_elements(data, indices, axis=axis, out=out)
         elif op == 1:
             batch_dims = int(rng.integers(0, min(rank, 2)))
             k = int(rng.integers(0, rank - batch_dims + (1 if rng.random() < 0.1 else 0)))
@@ -113,17 +129,24 @@ def test_direct_and_general_paths_agree_on_results_and_errors(seed):
             bound = min(shape[batch_dims:batch_dims + k] or (1,))
             indices = rng.integers(-bound, max(bound + (high - extent), 1), idx_shape).astype(index_dtype)
 
-            def call(copy):
-                return gatherkit.gather_nd(data, indices, batch_dims=batch_dims, copy=copy)
+            def call(out=None):
+                return gatherkit.gather_nd(data, indices, batch_dims=batch_dims, out=out)
         else:
             idx_shape = tuple(int(n) for n in rng.integers(0, 4, int(rng.integers(0, 3))))
             indices = rng.integers(-extent, max(high, 1), idx_shape).astype(index_dtype)
             batch_dims = 1 if rng.random() < 0.05 else 0  # ONNX refuses any other than 0
 
-            def call(copy):
-                return gatherkit.gather(data, indices, axis=axis, batch_dims=batch_dims, copy=copy)
-        direct, general = outcome(lambda: call(None)), outcome(lambda: call(True))
+            def call(out=None):
+                return gatherkit.gather(data, indices, axis=axis, batch_dims=batch_dims, out=out)
+        general = general_outcome(monkeypatch, call)
+        queries.update(dict.fromkeys(QUERIES, 0))
+        direct = outcome(call)
         assert same(direct, general), (op, shape, idx_shape, axis, dtype, direct, general)
+        if not isinstance(direct, tuple):
+            # A call that succeeds made no shape query: the formula applied.
+            assert sum(queries.values()) == 0, (op, shape, idx_shape, axis)
+            out = np.empty_like(direct)
+            assert call(out) is out and same(out, general)
 
 
 def test_the_direct_path_writes_a_given_out_and_reports_bad_indices():
@@ -161,7 +184,7 @@ def test_dense_scatters_make_no_descriptor_objects(monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_direct_and_general_scatters_agree_on_results_and_errors(seed):
+def test_direct_and_general_scatters_agree_on_results_and_errors(seed, monkeypatch):
     rng = np.random.default_rng(100 + seed)
     for _ in range(150):
         rank = int(rng.integers(1, 4))
@@ -177,8 +200,8 @@ def test_direct_and_general_scatters_agree_on_results_and_errors(seed):
             indices = rng.integers(-extent, extent + (1 if rng.random() < 0.15 else 0), idx_shape).astype(index_dtype)
             updates = rng.integers(0, 50, idx_shape).astype(dtype if rng.random() < 0.95 else np.int16)
 
-            def call(copy, out=None):
-                return gatherkit.scatter_elements(data, indices, updates, axis, reduction, copy=copy, out=out)
+            def call(out=None):
+                return gatherkit.scatter_elements(data, indices, updates, axis, reduction, out=out)
         else:
             k = int(rng.integers(1, rank + 1))
             lead = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 3))))
@@ -186,16 +209,17 @@ def test_direct_and_general_scatters_agree_on_results_and_errors(seed):
             indices = rng.integers(-bound, bound + (1 if rng.random() < 0.15 else 0), lead + (k,)).astype(index_dtype)
             updates = rng.integers(0, 50, lead + shape[k:]).astype(dtype)
 
-            def call(copy, out=None):
-                return gatherkit.scatter_nd(data, indices, updates, reduction, copy=copy, out=out)
-        direct, general = outcome(lambda: call(None)), outcome(lambda: call(True))
+            def call(out=None):
+                return gatherkit.scatter_nd(data, indices, updates, reduction, out=out)
+        general = general_outcome(monkeypatch, call)
+        direct = outcome(call)
         assert same(direct, general), (shape, dtype, reduction, direct, general)
         if isinstance(direct, tuple):
             continue
         # In place: only the updated elements are written, the result is the same.
         in_place = data.copy()
         data, kept = in_place, data
-        result = outcome(lambda: call(None, out=in_place))
+        result = outcome(lambda: call(out=in_place))
         data = kept
         assert result is in_place and same(in_place, general)
 
@@ -258,3 +282,28 @@ def test_a_dlpack_input_is_exported_once_whichever_path_the_call_takes():
     # Strided data and a list: both general, data read once.
     gatherkit.gather(strided, [1, 0], axis=1)
     assert (dense.exports, strided.exports, indices.exports) == (1, 2, 2)
+
+
+def test_zero_dimensional_inputs_give_the_general_paths_errors(monkeypatch):
+    scalar, vector = np.array(3.0), np.arange(4.0)
+    calls = [
+        lambda: gatherkit.gather_elements(scalar, np.array(0)),
+        lambda: gatherkit.gather_nd(scalar, np.array(0)),
+        lambda: gatherkit.gather(scalar, np.array(0)),
+        lambda: gatherkit.gather(vector, np.array(2)),
+        lambda: gatherkit.gather(vector, np.array(-5)),
+    ]
+    for call in calls:
+        assert same(outcome(call), general_outcome(monkeypatch, call))
+    assert gatherkit.gather(vector, np.array(2)).shape == ()
+
+
+def test_a_large_output_is_made_only_after_the_library_checked_the_call(queries):
+    # 10^10 float64 out of a bad call: the library's error, not numpy's MemoryError.
+    with pytest.raises(gatherkit.GatherkitError) as e:
+        gatherkit.gather(np.zeros((2, 100000)), np.zeros(100000, np.float32), axis=0)
+    assert e.value.status_name == "UNSUPPORTED_DTYPE"
+    # A good call with a 16 MiB output asks for its shape first, then gathers.
+    data = np.ones((2, 1 << 20), np.float64)
+    assert gatherkit.gather(data, np.array([1, 0]), axis=0).shape == (2, 1 << 20)
+    assert queries["gk_gather_output_shape"] == 2

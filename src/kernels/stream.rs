@@ -30,8 +30,9 @@ pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BY
 /// (`reads_hit`: for the slice kernels `slices::run_reads_hit`, for the strided walk data that
 /// fits a core's L2), on Intel's cores slices of compile-time length
 /// (`known_len`: staged) or longer than a line, on the others slices of at least
-/// [`OTHER_HIT_STREAM_MIN_BYTES`] in a call that runs on one core (not `shared` among cores at
-/// once); where they miss, staged slices or slices of at least [`STREAM_MISSED_SLICE_MIN_BYTES`].
+/// [`OTHER_HIT_STREAM_MIN_BYTES`]; where they miss, staged slices or slices of at least
+/// [`STREAM_MISSED_SLICE_MIN_BYTES`]. (The strided walk adds a rule of its own for calls shared
+/// among cores: `strided::streams_rows`.)
 ///
 /// Slices of run-time length are joined into whole lines as they are copied
 /// ([`LineStream`]), so the partial lines at their ends cost nothing. What a stream costs is
@@ -57,17 +58,25 @@ pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BY
 /// threads streamed. Where reads miss (random slices from 64-153 MB) the stream won
 /// as on the Xeon: 160-3072 bytes 0.71-0.88x / 0.66-0.71x; 16-96 bytes tied (1.00-1.03x /
 /// 1.01-1.12x).
+///
+/// At 2 threads the slice kernels stream by the same rule. An earlier session kept their
+/// outputs in the cache there on the AMD cores where reads hit (the 1.12-1.23x above); measured
+/// again on the same machine kind (one build, the rule toggled between alternating calls), time
+/// streamed / through the cache at 2 threads: Gathers from a 2-slice slab into 40-60 MB, 256-4096
+/// bytes, 0.74-1.07x (seed 255's 256-byte slices 0.92-1.00x in three runs out of four, 1.16x in
+/// one); G2 (256-byte slices from 64 MB) 0.59-0.66x; sweep seed 265's 2600-byte slices from 35
+/// MB 0.56-0.61x, its 2700-byte ones from 15 MB 0.80x; seed 264's 6448-byte slices 0.75x. Through
+/// the cache, seed 265's 2600-byte slices took 1.20x their 1-thread (streamed) time at 2 threads.
 pub(crate) fn streams_output(
     known_len: bool,
     slice_bytes: usize,
     tuples: usize,
     reads_hit: bool,
     cores: SliceHintCores,
-    shared: bool,
 ) -> bool {
     let streams_faster = match (reads_hit, cores) {
         (true, SliceHintCores::Intel) => known_len || slice_bytes > LINE,
-        (true, SliceHintCores::Other) => !shared && slice_bytes >= OTHER_HIT_STREAM_MIN_BYTES,
+        (true, SliceHintCores::Other) => slice_bytes >= OTHER_HIT_STREAM_MIN_BYTES,
         (false, _) => known_len || slice_bytes >= STREAM_MISSED_SLICE_MIN_BYTES,
     };
     streams_faster && tuples.saturating_mul(slice_bytes) >= STREAM_MIN_BYTES
@@ -568,34 +577,29 @@ mod tests {
         // Gather of 195240 slices of 400 bytes (78 MB) streams, from a slab in cache or not,
         // on any core.
         for cores in [Intel, Other] {
-            assert!(streams_output(false, 400, 195_240, true, cores, false));
-            assert!(streams_output(false, 400, 195_240, false, cores, false));
+            assert!(streams_output(false, 400, 195_240, true, cores));
+            assert!(streams_output(false, 400, 195_240, false, cores));
             // From 128 MiB at random: 68- and 128-byte slices do not (1.08x as long streamed),
             // 160-byte ones do; 16-byte slices of compile-time length are staged. An output that
             // stays in the L3 never streams.
-            assert!(!streams_output(false, 68, 1 << 20, false, cores, false));
-            assert!(!streams_output(false, 128, 1 << 20, false, cores, false));
-            assert!(streams_output(false, 160, 1 << 20, false, cores, false));
-            assert!(streams_output(true, 16, 2_097_152, false, cores, false));
-            assert!(!streams_output(false, 1020, 1_000, true, cores, false));
+            assert!(!streams_output(false, 68, 1 << 20, false, cores));
+            assert!(!streams_output(false, 128, 1 << 20, false, cores));
+            assert!(streams_output(false, 160, 1 << 20, false, cores));
+            assert!(streams_output(true, 16, 2_097_152, false, cores));
+            assert!(!streams_output(false, 1020, 1_000, true, cores));
             // A line or less from a slab in cache never (48 bytes: 1.21x as long on the Xeon).
-            assert!(!streams_output(false, 64, 1 << 20, true, cores, false));
-            assert!(!streams_output(false, 48, 1 << 20, true, cores, false));
+            assert!(!streams_output(false, 64, 1 << 20, true, cores));
+            assert!(!streams_output(false, 48, 1 << 20, true, cores));
         }
         // From a slab in cache, Intel's cores stream 68-byte slices and staged ones; the others
         // only slices of 256 bytes and more (sweep seed 254's 92-byte slices into 46 MB: 1.9x
         // as long streamed on a Zen 4).
-        assert!(streams_output(false, 68, 1 << 20, true, Intel, false));
-        assert!(streams_output(true, 16, 2_097_152, true, Intel, false));
-        assert!(!streams_output(false, 92, 1 << 20, true, Other, false));
-        assert!(!streams_output(false, 255, 1 << 20, true, Other, false));
-        assert!(streams_output(false, 256, 1 << 20, true, Other, false));
-        assert!(!streams_output(true, 16, 2_097_152, true, Other, false));
-        // Shared among cores at once, the others stream no slices whose reads hit; Intel's and
-        // slices whose reads miss are unchanged.
-        assert!(!streams_output(false, 4096, 1 << 20, true, Other, true));
-        assert!(streams_output(false, 4096, 1 << 20, false, Other, true));
-        assert!(streams_output(false, 68, 1 << 20, true, Intel, true));
+        assert!(streams_output(false, 68, 1 << 20, true, Intel));
+        assert!(streams_output(true, 16, 2_097_152, true, Intel));
+        assert!(!streams_output(false, 92, 1 << 20, true, Other));
+        assert!(!streams_output(false, 255, 1 << 20, true, Other));
+        assert!(streams_output(false, 256, 1 << 20, true, Other));
+        assert!(!streams_output(true, 16, 2_097_152, true, Other));
     }
 
     #[test]

@@ -256,7 +256,7 @@ impl SliceKernel {
             self.tuples_per_batch.saturating_mul(slice_bytes),
             std::mem::size_of_val(data),
         );
-        let stream = streams_output(N != 0, slice_bytes, tuples, reads_hit, cores, par.shared());
+        let stream = streams_output(N != 0, slice_bytes, tuples, reads_hit, cores);
         let footprint = Footprint::of_call(
             std::mem::size_of_val(data),
             std::mem::size_of_val(indices),

@@ -125,11 +125,17 @@ fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
 /// Whether a walk's output of `len` elements of `element_size` bytes goes out with
 /// non-temporal stores: only rows copied whole (the index fixed along the row, the data
 /// contiguous), joined into whole lines, by the slice kernels' rule ([`streams_output`]) for a
-/// core of kind `cores` and a call `shared` among cores or not; their reads hit when the data
-/// (`data_bytes`, the buffer the view lies in) fits a core's L2. Rows of 512 bytes into a 102 MB
-/// output (GatherElements with an index broadcast along rows) took 0.49x the time they took
-/// through the cache, 1 KiB rows of a stepped view streamed one by one 0.45x (Intel Xeon,
-/// `bench/strided.py`).
+/// core of kind `cores`; their reads hit when the data (`data_bytes`, the buffer the view lies
+/// in) fits a core's L2. Rows of 512 bytes into a 102 MB output (GatherElements with an index
+/// broadcast along rows) took 0.49x the time they took through the cache, 1 KiB rows of a
+/// stepped view streamed one by one 0.45x (Intel Xeon, `bench/strided.py`).
+///
+/// A call `shared` among cores at once keeps its rows in the cache on cores other than Intel's
+/// where reads hit. Measured on a Zen 4 at 2 threads (one build, streaming toggled between
+/// alternating calls), 16-32 MiB of f32 rows broadcast from data in L2, time streamed / through
+/// the cache: 256-byte rows 1.19-1.25x, 384-768 bytes 0.91-1.08x, 512 bytes 0.79-0.94x, 1-2 KiB
+/// 0.44-0.81x. Only the longer rows gain, and the slice kernels' runs, which stream at any
+/// thread count, gained at 256 bytes too: left as it was until a rule covers both.
 fn streams_rows(
     row: WalkDim,
     len: usize,
@@ -139,16 +145,11 @@ fn streams_rows(
     shared: bool,
 ) -> bool {
     let row_bytes = row.size.saturating_mul(element_size);
+    let reads_hit = fits_l2(data_bytes);
     row.index == 0
         && row.data == 1
-        && streams_output(
-            false,
-            row_bytes,
-            len / row.size.max(1),
-            fits_l2(data_bytes),
-            cores,
-            shared,
-        )
+        && !(shared && reads_hit && cores == SliceHintCores::Other)
+        && streams_output(false, row_bytes, len / row.size.max(1), reads_hit, cores)
 }
 
 /// Output elements `range` (row-major positions) into `out`, which holds exactly those.
@@ -497,5 +498,10 @@ mod tests {
         assert!(streams_rows(rows(32, 0, 1), out, 4, l2, Intel, false));
         assert!(!streams_rows(rows(32, 0, 1), out, 4, l2, Other, false));
         assert!(streams_rows(rows(64, 0, 1), out, 4, l2, Other, false));
+        // Shared among cores, the others keep rows whose reads hit in the cache; rows whose
+        // reads miss, and Intel's, stream as on one core.
+        assert!(!streams_rows(rows(512, 0, 1), out, 4, l2, Other, true));
+        assert!(streams_rows(rows(512, 0, 1), out, 4, l2 + 1, Other, true));
+        assert!(streams_rows(rows(64, 0, 1), out, 4, l2, Intel, true));
     }
 }

@@ -6,6 +6,7 @@
 //! are bitwise identical for every thread count and every order the tasks run in; of several bad
 //! indices the one at the lowest position is reported, whichever task met it.
 
+use super::prefetch::prefetch_range_of;
 use super::BadIndex;
 use crate::threads::Parallel;
 use std::mem::MaybeUninit;
@@ -120,6 +121,13 @@ impl<'a, T> DisjointOut<'a, T> {
         // SAFETY: in bounds (checked above) of the slice `new` borrowed for 'a; exclusive by the
         // caller's contract.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
+    }
+
+    /// Asks for the lines of `out[start..start + len]` (nothing outside the output) into every
+    /// cache level: for a range this task writes soon, whose stores then find their lines in
+    /// cache instead of each waiting for its line to be read. A hint: no range is borrowed.
+    pub(crate) fn prefetch(&self, start: usize, len: usize) {
+        prefetch_range_of(self.ptr.cast_const(), self.len, start, len);
     }
 }
 

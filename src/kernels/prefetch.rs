@@ -38,8 +38,19 @@ pub(crate) fn prefetch_range_to<E>(data: &[E], offset: usize, len: usize, level:
 pub(crate) fn prefetch_range_in_to<E>(data: &[E], offset: usize, len: usize, level: HintLevel) {
     debug_assert!(offset + len <= data.len());
     match level {
-        HintLevel::L1 => range_lines::<E, false>(data, offset, len),
-        HintLevel::L2 => range_lines::<E, true>(data, offset, len),
+        HintLevel::L1 => range_lines::<E, false>(data.as_ptr(), offset, len),
+        HintLevel::L2 => range_lines::<E, true>(data.as_ptr(), offset, len),
+    }
+}
+
+/// [`prefetch_range`] for elements `offset..offset + len` of a buffer of `total` elements at
+/// `base` that the caller cannot borrow (an output whose other ranges other tasks write
+/// meanwhile): nothing when the range is outside the buffer. No reference is formed and nothing
+/// is dereferenced.
+#[inline(always)]
+pub(crate) fn prefetch_range_of<E>(base: *const E, total: usize, offset: usize, len: usize) {
+    if offset <= total && len <= total - offset {
+        range_lines::<E, false>(base, offset, len);
     }
 }
 
@@ -191,15 +202,15 @@ fn lines_from<E, const OUTER: bool>(data: &[E], offset: usize, lines: usize) {
     }
 }
 
-/// The lines of `data[offset..offset + len]` as [`prefetch_range`] takes them, into L2 only when
-/// `OUTER`.
+/// The lines of the `len` elements from `data + offset` as [`prefetch_range`] takes them (the
+/// pointer only forms addresses), into L2 only when `OUTER`.
 #[inline(always)]
-fn range_lines<E, const OUTER: bool>(data: &[E], offset: usize, len: usize) {
+fn range_lines<E, const OUTER: bool>(data: *const E, offset: usize, len: usize) {
     if len == 0 {
         return;
     }
     let bytes = len * std::mem::size_of::<E>();
-    let start = data.as_ptr().wrapping_add(offset).cast::<u8>();
+    let start = data.wrapping_add(offset).cast::<u8>();
     let last = start.wrapping_add(bytes - 1);
     line::<OUTER>(start);
     if bytes > 64 {

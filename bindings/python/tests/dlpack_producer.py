@@ -24,6 +24,20 @@ _capsule_get_pointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, c
     ("PyCapsule_GetPointer", ctypes.pythonapi))
 _DESTRUCTOR = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
 
+class NumpyExporter:
+    """Any object with __dlpack__: here numpy's own export, so that the binding reads a real
+    capsule (not a numpy array, which it would take as one)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
 KDL_CPU, KDL_CUDA = 1, 2
 CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
 KDL_BFLOAT = 4

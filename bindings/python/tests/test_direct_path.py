@@ -4,6 +4,7 @@ one C call) against the general path (shape query, then the call), which copy=Tr
 import numpy as np
 import pytest
 
+import dlpack_producer as dp
 import gatherkit
 from gatherkit._abi import GK_STATUS_INDEX_OUT_OF_BOUNDS
 
@@ -163,7 +164,9 @@ def test_the_direct_path_writes_a_given_out_and_reports_bad_indices():
         gatherkit.gather(data, indices, axis=1, out=np.zeros((4, 2)))
 
 
-def test_dense_scatters_make_no_descriptor_objects(monkeypatch):
+@pytest.fixture
+def descriptors_made(monkeypatch):
+    """The inputs (by argument name) the general path made descriptor objects for."""
     made = []
     prepared = gatherkit._Prepared
 
@@ -172,6 +175,11 @@ def test_dense_scatters_make_no_descriptor_objects(monkeypatch):
         return prepared(*args, **kwargs)
 
     monkeypatch.setattr(gatherkit, "_Prepared", counting)
+    return made
+
+
+def test_dense_scatters_make_no_descriptor_objects(descriptors_made):
+    made = descriptors_made
     data = np.arange(8, dtype=np.int32)
     got = gatherkit.scatter_elements(data, np.array([1, 3]), np.array([50, 70], np.int32))
     np.testing.assert_array_equal(got, [0, 50, 2, 70, 4, 5, 6, 7])
@@ -233,45 +241,24 @@ def test_a_scatter_into_an_overlapping_out_is_refused_by_the_library():
     np.testing.assert_array_equal(buffer, np.arange(9))
 
 
-class Exporter:
-    """A DLPack producer that is not a numpy array: numpy's own capsule behind another object."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __dlpack__(self, **kwargs):
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
-
-
-def test_dense_dlpack_inputs_take_the_direct_path_and_strided_ones_the_general(monkeypatch):
-    made = []
-    prepared = gatherkit._Prepared
-
-    def counting(*args, **kwargs):
-        made.append(args[1])
-        return prepared(*args, **kwargs)
-
-    monkeypatch.setattr(gatherkit, "_Prepared", counting)
+def test_dense_dlpack_inputs_take_the_direct_path_and_strided_ones_the_general(descriptors_made):
+    made = descriptors_made
     data = np.arange(12, dtype=np.int16).reshape(3, 4)
     indices = np.array([[2, 0, 1, 2]], dtype=np.int64)
-    got = gatherkit.gather_elements(Exporter(data), Exporter(indices), axis=0)
+    got = gatherkit.gather_elements(dp.NumpyExporter(data), dp.NumpyExporter(indices), axis=0)
     np.testing.assert_array_equal(got, [[8, 1, 6, 11]])
     target = np.zeros(12, np.int16)
-    assert gatherkit.scatter_elements(Exporter(target), Exporter(np.array([5])), Exporter(np.array([7], np.int16)),
-                                      out=target) is target
+    exported = [dp.NumpyExporter(a) for a in (target, np.array([5]), np.array([7], np.int16))]
+    assert gatherkit.scatter_elements(*exported, out=target) is target
     assert target[5] == 7 and made == []
     # A transposed DLPack input: read through its strides on the general path, same result.
-    got = gatherkit.gather_elements(Exporter(data.T), Exporter(np.ascontiguousarray(indices.T[:, :1])), axis=1)
+    column = np.ascontiguousarray(indices.T[:, :1])
+    got = gatherkit.gather_elements(dp.NumpyExporter(data.T), dp.NumpyExporter(column), axis=1)
     np.testing.assert_array_equal(got, np.take_along_axis(data.T, indices.T[:, :1], 1))
     assert made == ["data", "indices"]
 
 
 def test_a_dlpack_input_is_exported_once_whichever_path_the_call_takes():
-    import dlpack_producer as dp
-
     data = np.arange(24, dtype=np.float32).reshape(4, 6)
     dense, strided = dp.view(data), dp.view(data, (slice(None), slice(None, None, 2)))
     indices = dp.view(np.array([[0, 1, 2], [3, 3, 0]], dtype=np.int64))

@@ -22,17 +22,7 @@ except ImportError:  # pragma: no cover
     ml_dtypes = None
 
 
-class NumpyExporter:
-    """Any object with __dlpack__: here numpy's own export, so the binding reads a real capsule."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __dlpack__(self, **kwargs):
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
+NumpyExporter = dp.NumpyExporter
 
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,

@@ -60,13 +60,18 @@ pub(crate) const STREAM_MIN_BYTES: usize = crate::kernels::cache::L3_RESIDENT_BY
 /// 1.01-1.12x).
 ///
 /// At 2 threads the slice kernels stream by the same rule. An earlier session kept their
-/// outputs in the cache there on the AMD cores where reads hit (the 1.12-1.23x above); measured
+/// outputs in the cache there on the AMD cores where reads hit (the 1.12-1.23x above). Measured
 /// again on the same machine kind (one build, the rule toggled between alternating calls), time
-/// streamed / through the cache at 2 threads: Gathers from a 2-slice slab into 40-60 MB, 256-4096
-/// bytes, 0.74-1.07x (seed 255's 256-byte slices 0.92-1.00x in three runs out of four, 1.16x in
-/// one; float16 ones 0.95x, and 1.10-1.14x in the two runs that timed them first); G2 (256-byte slices from 64 MB) 0.59-0.66x; sweep seed 265's 2600-byte slices from 35
-/// MB 0.56-0.61x, its 2700-byte ones from 15 MB 0.80x; seed 264's 6448-byte slices 0.75x. Through
-/// the cache, seed 265's 2600-byte slices took 1.20x their 1-thread (streamed) time at 2 threads.
+/// streamed / through the cache at 2 threads:
+/// - Gathers from a 2-slice slab into 40-60 MB, 256-4096 bytes: 0.74-1.07x. Seed 255's 256-byte
+///   slices took 0.92-1.00x in three runs out of four and 1.16x in one; float16 ones 0.95x, and
+///   1.10-1.14x in the two runs that timed them first.
+/// - G2 (256-byte slices from 64 MB): 0.59-0.66x.
+/// - Sweep seed 265's configuration 25 (2600-byte slices from 35 MB): 0.56-0.61x; its
+///   configuration 3 (2700-byte slices from 15 MB) 0.80x; seed 264's 6448-byte slices 0.75x.
+///
+/// Through the cache, seed 265's configuration 25 took 1.17-1.20x its 1-thread (streamed) time
+/// at 2 threads.
 pub(crate) fn streams_output(
     known_len: bool,
     slice_bytes: usize,

@@ -133,9 +133,10 @@ fn gather_with<E: RawElement, I: IndexElement, const K: usize>(
 /// A call `shared` among cores at once keeps its rows in the cache on cores other than Intel's
 /// where reads hit. Measured on a Zen 4 at 2 threads (one build, streaming toggled between
 /// alternating calls), 16-32 MiB of f32 rows broadcast from data in L2, time streamed / through
-/// the cache: 256-byte rows 1.19-1.25x, 384-768 bytes 0.91-1.08x, 512 bytes 0.79-0.94x, 1-2 KiB
-/// 0.44-0.81x. Only the longer rows gain, and the slice kernels' runs, which stream at any
-/// thread count, gained at 256 bytes too: left as it was until a rule covers both.
+/// the cache: 256-byte rows 1.19-1.25x, 384 and 768 bytes 0.91-1.08x, 512 bytes 0.79-0.94x,
+/// 1-2 KiB 0.44-0.81x. Only the longer rows gain. The slice kernels, which stream at any thread
+/// count, gained at 256 bytes where their data came from memory (G2) and were mixed from a slab
+/// in cache: no one threshold fits both traversals yet, so the walk keeps its rule.
 fn streams_rows(
     row: WalkDim,
     len: usize,

@@ -462,9 +462,12 @@ def _run(query, gather, data, indices, attributes, options, out, copy, direct=No
 _TENSOR_BYTES = ctypes.sizeof(_Tensor)
 # gk_tensor as struct packs it natively: dtype, rank, shape pointer, data pointer.
 _TENSOR_FORMAT = "iNPP"
-# Room for a scatter's four descriptors and their shapes at the largest rank, aligned as the
-# descriptors' pointers and sizes are.
-_Scratch = ctypes.c_uint64 * ((4 * _TENSOR_BYTES) // 8 + 4 * _abi.GK_MAX_RANK)
+_STRIDED_BYTES = ctypes.sizeof(_StridedTensor)
+# gk_strided_tensor as struct packs it natively: struct_size, dtype, rank, shape, strides, data.
+_STRIDED_FORMAT = "NiNPPP"
+# Room for a scatter's four descriptors and their shapes, or a strided gather's descriptors and
+# their shapes and strides, at the largest rank; aligned as the descriptors' fields are.
+_Scratch = ctypes.c_uint64 * ((2 * _STRIDED_BYTES + 4 * _TENSOR_BYTES) // 8 + 5 * _abi.GK_MAX_RANK)
 _PACKERS = {}
 
 
@@ -479,9 +482,11 @@ def _packer(ranks):
 
 # The packed layout must be the descriptors', with the shapes right after them (it is on every
 # ABI ctypes and struct agree on); where it is not, every call takes the general path.
-_DIRECT = (_TENSOR_BYTES % 8 == 0
+_STRIDED_HEAD = "@" + _STRIDED_FORMAT * 2 + _TENSOR_FORMAT
+_DIRECT = (_TENSOR_BYTES % 8 == 0 and _STRIDED_BYTES % 8 == 0
            and struct.calcsize("@" + _TENSOR_FORMAT * 4) == 4 * _TENSOR_BYTES
-           and struct.calcsize("@" + _TENSOR_FORMAT * 3 + "q") == 3 * _TENSOR_BYTES + 8)
+           and struct.calcsize("@" + _TENSOR_FORMAT * 3 + "q") == 3 * _TENSOR_BYTES + 8
+           and struct.calcsize(_STRIDED_HEAD + "q") == 2 * _STRIDED_BYTES + _TENSOR_BYTES + 8)
 
 # Outputs from this many bytes are allocated only after the library has checked the call (the
 # general path's shape query): the direct path allocates before it, so a bad call asking for a
@@ -525,6 +530,33 @@ def _packed4(a, b, c, d):
     return scratch, base
 
 
+def _packed_strided(a, b, c):
+    """Two strided descriptors ((dtype code, shape, address, element strides or None) each) and
+    an output descriptor ((dtype code, shape, address)), with the shapes and strides after them;
+    as `_packed3` otherwise. None strides are NULL: dense row-major."""
+    ra, rb, rc = len(a[1]), len(b[1]), len(c[1])
+    sa = ra if a[3] is not None else 0
+    sb = rb if b[3] is not None else 0
+    scratch = _Scratch()
+    base = ctypes.addressof(scratch)
+    shape_a = base + 2 * _STRIDED_BYTES + _TENSOR_BYTES
+    strides_a = shape_a + 8 * ra
+    shape_b = strides_a + 8 * sa
+    strides_b = shape_b + 8 * rb
+    shape_c = strides_b + 8 * sb
+    packer = _PACKERS.get(("strided", ra, sa, rb, sb, rc))
+    if packer is None:
+        packer = struct.Struct(_STRIDED_HEAD + "q" * (ra + sa + rb + sb + rc))
+        _PACKERS["strided", ra, sa, rb, sb, rc] = packer
+    packer.pack_into(
+        scratch, 0,
+        _STRIDED_BYTES, a[0], ra, shape_a, strides_a if sa else 0, a[2],
+        _STRIDED_BYTES, b[0], rb, shape_b, strides_b if sb else 0, b[2],
+        c[0], rc, shape_c, c[2],
+        *a[1], *(a[3] or ()), *b[1], *(b[3] or ()), *c[1])
+    return scratch, base
+
+
 def _direct_function(name, attributes):
     """The C function `name` as a second foreign function object taking addresses, so that the
     general path's argument types stay as they are."""
@@ -553,18 +585,33 @@ def _direct_array(value, what):
     return _dlpack.as_numpy(value, what)
 
 
-def _dense(value):
-    """(dtype code, address) of ``value`` when it is a numpy array the library reads in place
-    without a copy or strides; else None."""
+def _readable(value):
+    """(dtype code, address of the first element, strides in elements or None when dense
+    row-major) of ``value`` when it is a numpy array the library's gathers read where it is, as
+    the general path would pass it (aligned, whole-element strides); else None."""
     if type(value) is not np.ndarray:
         return None
     code = _DTYPE_CODES.get(value.dtype)
-    if code is None or not value.flags.c_contiguous:
+    if code is None:
         return None
-    address = _address(value)
-    if address % value.dtype.alignment:
+    if value.flags.c_contiguous:
+        address = _address(value)
+        if address % value.dtype.alignment:
+            return None
+        return code, address, None
+    itemsize = value.itemsize
+    if not value.flags.aligned or any(stride % itemsize for stride in value.strides):
         return None
-    return code, address
+    return code, value.ctypes.data, tuple(stride // itemsize for stride in value.strides)
+
+
+def _dense(value):
+    """(dtype code, address) of ``value`` when it is a numpy array the library reads in place
+    without a copy or strides (what the scatters read); else None."""
+    readable = _readable(value)
+    if readable is None or readable[2] is not None:
+        return None
+    return readable[:2]
 
 
 def _run_direct(gather, data, indices, attributes, options, out, predict):
@@ -573,11 +620,11 @@ def _run_direct(gather, data, indices, attributes, options, out, predict):
     in order, and an input that is not dense hands the call on before the next is read, so that
     an error comes from the input the general path would name first."""
     data = _direct_array(data, "data")
-    d = _dense(data)
+    d = _readable(data)
     if d is None:
         return None, data, indices
     indices = _direct_array(indices, "indices")
-    i = _dense(indices)
+    i = _readable(indices)
     if i is None:
         return None, data, indices
     shape = predict(data.shape, indices.shape, attributes)
@@ -595,8 +642,17 @@ def _run_direct(gather, data, indices, attributes, options, out, predict):
         target = out
     else:
         return None, data, indices
-    scratch, base = _packed3((d[0], data.shape, d[1]), (i[0], indices.shape, i[1]), (d[0], shape, _address(target)))
-    status = gather(base, base + _TENSOR_BYTES, *attributes, base + 2 * _TENSOR_BYTES, ctypes.addressof(options))
+    dense, strided = gather
+    if d[2] is None and i[2] is None:
+        scratch, base = _packed3((d[0], data.shape, d[1]), (i[0], indices.shape, i[1]),
+                                 (d[0], shape, _address(target)))
+        out_at = base + 2 * _TENSOR_BYTES
+        status = dense(base, base + _TENSOR_BYTES, *attributes, out_at, ctypes.addressof(options))
+    else:
+        scratch, base = _packed_strided((d[0], data.shape, d[1], d[2]), (i[0], indices.shape, i[1], i[2]),
+                                        (d[0], shape, _address(target)))
+        out_at = base + 2 * _STRIDED_BYTES
+        status = strided(base, base + _STRIDED_BYTES, *attributes, out_at, ctypes.addressof(options))
     if status == _abi.GK_STATUS_OUTPUT_MISMATCH:
         return None, data, indices
     _check(status)
@@ -662,9 +718,11 @@ def _onnx_gather_shape(data_shape, indices_shape, attributes):
     return data_shape[:axis] + indices_shape + data_shape[axis + 1:]
 
 
-_DIRECT_GATHER_ELEMENTS = _direct_function("gk_gather_elements", 1)
-_DIRECT_GATHER_ND = _direct_function("gk_gather_nd", 1)
-_DIRECT_GATHER = _direct_function("gk_gather", 2)
+# Each gather's dense function and its `_strided` twin (both inputs as strided descriptors).
+_DIRECT_GATHER_ELEMENTS = (_direct_function("gk_gather_elements", 1),
+                           _direct_function("gk_gather_elements_strided", 1))
+_DIRECT_GATHER_ND = (_direct_function("gk_gather_nd", 1), _direct_function("gk_gather_nd_strided", 1))
+_DIRECT_GATHER = (_direct_function("gk_gather", 2), _direct_function("gk_gather_strided", 2))
 # A scatter's arguments: data, indices, updates, then ScatterElements' axis and the reduction code.
 _DIRECT_SCATTER_ELEMENTS = _lib["gk_scatter_elements"]
 _DIRECT_SCATTER_ELEMENTS.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int32] + [ctypes.c_void_p] * 2

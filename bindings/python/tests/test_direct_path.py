@@ -43,10 +43,14 @@ def test_dense_numpy_inputs_take_one_call_without_a_shape_query(queries):
     np.testing.assert_array_equal(got[0], np.take_along_axis(data, np.where(indices < 0, indices + 4, indices), 1))
     np.testing.assert_array_equal(got[1], data[[0, 2, 2]])
     np.testing.assert_array_equal(got[2], np.take(data, indices, axis=0))
-    # A transposed input is read through its strides, on the general path.
+    # A transposed input is read through its strides, on the direct path too.
     got = gatherkit.gather_elements(data.T, indices.T, axis=0)
-    assert queries["gk_gather_elements_output_shape"] == 1
+    assert queries == dict.fromkeys(QUERIES, 0)
     np.testing.assert_array_equal(got, np.take_along_axis(data.T, np.where(indices.T < 0, indices.T + 4, indices.T), 0))
+    # A big-endian one is copied first, on the general path.
+    got = gatherkit.gather_elements(data.astype(">f4"), indices, axis=1)
+    assert queries["gk_gather_elements_output_shape"] == 1
+    np.testing.assert_array_equal(got, np.take_along_axis(data, np.where(indices < 0, indices + 4, indices), 1))
 
 
 def test_openvino_gather_nd_and_gather_keep_the_query(queries):
@@ -66,6 +70,25 @@ def test_a_formula_that_misses_hands_the_call_to_the_general_path(queries, monke
     out = np.full((1, 3), -1, np.int32)
     assert gatherkit.gather_elements(data, indices, axis=0, out=out) is out
     np.testing.assert_array_equal(out, [[3, 1, 5]])
+
+
+def laid_out(array, rng):
+    """``array``'s values in a layout drawn at random: dense, reversed (negative strides),
+    every other element of a larger buffer, or column-major; or its first row broadcast along
+    the first axis (a zero stride: other values, the same for both paths)."""
+    kind = rng.integers(5)
+    if kind == 0 or array.ndim == 0:
+        return array
+    if kind == 1:
+        flip = (slice(None, None, -1),) * array.ndim
+        return np.ascontiguousarray(array[flip])[flip]
+    if kind == 2:
+        wide = np.zeros(array.shape[:-1] + (2 * array.shape[-1],), array.dtype)
+        wide[..., ::2] = array
+        return wide[..., ::2]
+    if kind == 3:
+        return np.asfortranarray(array)
+    return np.broadcast_to(array[:1], array.shape)
 
 
 def outcome(call):
@@ -105,7 +128,7 @@ def test_direct_and_general_paths_agree_on_results_and_errors(seed, queries, mon
         rank = int(rng.integers(1, 5))
         shape = tuple(int(n) for n in rng.integers(0 if rng.random() < 0.1 else 1, 5, rank))
         dtype = dtypes[rng.integers(len(dtypes))]
-        data = rng.integers(0, 100, shape).astype(dtype)
+        data = laid_out(rng.integers(0, 100, shape).astype(dtype), rng)
         if rng.random() < 0.3:
             data.flags.writeable = False  # a read-only input is read in place too
         index_dtype = np.int32 if rng.random() < 0.5 else np.int64
@@ -119,7 +142,7 @@ def test_direct_and_general_paths_agree_on_results_and_errors(seed, queries, mon
                               for d, n in enumerate(shape))
             if rng.random() < 0.1:
                 idx_shape = idx_shape + (1,)  # a rank mismatch
-            indices = rng.integers(-extent, max(high, 1), idx_shape).astype(index_dtype)
+            indices = laid_out(rng.integers(-extent, max(high, 1), idx_shape).astype(index_dtype), rng)
 
             def call(out=None):
                 return gatherkit.gather_elements(data, indices, axis=axis, out=out)
@@ -128,13 +151,14 @@ def test_direct_and_general_paths_agree_on_results_and_errors(seed, queries, mon
             k = int(rng.integers(0, rank - batch_dims + (1 if rng.random() < 0.1 else 0)))
             idx_shape = shape[:batch_dims] + tuple(int(n) for n in rng.integers(0, 4, int(rng.integers(0, 2)))) + (k,)
             bound = min(shape[batch_dims:batch_dims + k] or (1,))
-            indices = rng.integers(-bound, max(bound + (high - extent), 1), idx_shape).astype(index_dtype)
+            values = rng.integers(-bound, max(bound + (high - extent), 1), idx_shape)
+            indices = laid_out(values.astype(index_dtype), rng)
 
             def call(out=None):
                 return gatherkit.gather_nd(data, indices, batch_dims=batch_dims, out=out)
         else:
             idx_shape = tuple(int(n) for n in rng.integers(0, 4, int(rng.integers(0, 3))))
-            indices = rng.integers(-extent, max(high, 1), idx_shape).astype(index_dtype)
+            indices = laid_out(rng.integers(-extent, max(high, 1), idx_shape).astype(index_dtype), rng)
             batch_dims = 1 if rng.random() < 0.05 else 0  # ONNX refuses any other than 0
 
             def call(out=None):
@@ -241,7 +265,7 @@ def test_a_scatter_into_an_overlapping_out_is_refused_by_the_library():
     np.testing.assert_array_equal(buffer, np.arange(9))
 
 
-def test_dense_dlpack_inputs_take_the_direct_path_and_strided_ones_the_general(descriptors_made):
+def test_dlpack_inputs_take_the_direct_path_and_lists_the_general(descriptors_made):
     made = descriptors_made
     data = np.arange(12, dtype=np.int16).reshape(3, 4)
     indices = np.array([[2, 0, 1, 2]], dtype=np.int64)
@@ -251,9 +275,13 @@ def test_dense_dlpack_inputs_take_the_direct_path_and_strided_ones_the_general(d
     exported = [dp.NumpyExporter(a) for a in (target, np.array([5]), np.array([7], np.int16))]
     assert gatherkit.scatter_elements(*exported, out=target) is target
     assert target[5] == 7 and made == []
-    # A transposed DLPack input: read through its strides on the general path, same result.
+    # A transposed DLPack input is read through its strides, directly too.
     column = np.ascontiguousarray(indices.T[:, :1])
     got = gatherkit.gather_elements(dp.NumpyExporter(data.T), dp.NumpyExporter(column), axis=1)
+    np.testing.assert_array_equal(got, np.take_along_axis(data.T, indices.T[:, :1], 1))
+    assert made == []
+    # With a list of indices, the general path (and the same result).
+    got = gatherkit.gather_elements(dp.NumpyExporter(data.T), column.tolist(), axis=1)
     np.testing.assert_array_equal(got, np.take_along_axis(data.T, indices.T[:, :1], 1))
     assert made == ["data", "indices"]
 

@@ -1,5 +1,6 @@
-"""The gathers' direct path (dense numpy arrays, the output's shape from the operator's formula,
-one C call) against the general path (shape query, then the call), which copy=True forces."""
+"""The direct path (numpy arrays the library reads where they are, dense or strided; the output's
+shape from the operator's formula; one C call) against the general path (shape query, ctypes
+descriptors, then the call), which switching `_DIRECT` off forces."""
 
 import numpy as np
 import pytest
@@ -322,3 +323,34 @@ def test_a_large_output_is_made_only_after_the_library_checked_the_call(queries)
     data = np.ones((2, 1 << 20), np.float64)
     assert gatherkit.gather(data, np.array([1, 0]), axis=0).shape == (2, 1 << 20)
     assert queries["gk_gather_output_shape"] == 2
+
+
+def test_views_the_library_cannot_read_in_place_go_the_general_way(queries, monkeypatch):
+    # Strides of a byte count that is no whole number of elements (complex128 over a float64
+    # buffer, rows 24 bytes apart), and a misaligned reversed view: copied on the general path,
+    # or refused under copy=False.
+    pairs = np.arange(12.0).reshape(4, 3)[:, :2].view(np.complex128)
+    assert pairs.flags.aligned and pairs.strides == (24, 16)
+    raw = np.arange(40, dtype=np.uint8).tobytes()
+    misaligned = np.frombuffer(raw, dtype=np.int32, count=9, offset=1)[::-1]
+    assert not misaligned.flags.aligned
+    for data in (pairs, misaligned):
+        indices = np.zeros((1,) + data.shape[1:], np.int64)
+        queries.update(dict.fromkeys(QUERIES, 0))
+        got = gatherkit.gather_elements(data, indices, axis=0)
+        assert queries["gk_gather_elements_output_shape"] == 1
+        assert same(got, general_outcome(monkeypatch, lambda: gatherkit.gather_elements(data, indices, axis=0)))
+        np.testing.assert_array_equal(got, data[:1])
+        with pytest.raises(ValueError, match="copy=False"):
+            gatherkit.gather_elements(data, indices, axis=0, copy=False)
+
+
+def test_a_dimension_of_one_with_an_odd_stride_is_read_in_place_on_both_paths(monkeypatch):
+    # numpy calls it contiguous: its stride is never used. Both paths read it as it is, also
+    # under copy=False.
+    base = np.arange(8, dtype=np.int32)
+    odd = np.lib.stride_tricks.as_strided(base, shape=(1, 4), strides=(3, 4))
+    indices = np.array([[0, 0, 0, 0]])
+    direct = gatherkit.gather_elements(odd, indices, axis=0, copy=False)
+    general = general_outcome(monkeypatch, lambda: gatherkit.gather_elements(odd, indices, axis=0, copy=False))
+    assert same(direct, general) and direct.tolist() == [[0, 1, 2, 3]]

@@ -580,8 +580,8 @@ def _address(array):
 def _direct_array(value, what):
     """``value`` read through its DLPack capsule when it is no numpy array but has one (as the
     general path reads it, with the same errors): a numpy array over the caller's memory.
-    Anything else as it is (numpy arrays; lists, scalars and numpy subclasses, which ``_dense``
-    leaves to the general path)."""
+    Anything else as it is (numpy arrays; lists, scalars and numpy subclasses, which
+    ``_readable`` leaves to the general path)."""
     if type(value) is np.ndarray or not hasattr(value, "__dlpack__") or isinstance(value, np.ndarray):
         return value
     return _dlpack.as_numpy(value, what)
@@ -664,8 +664,8 @@ def _run_direct(gather, data, indices, attributes, options, out, predict):
 def _scatter_direct(scatter, data, indices, updates, attributes, options, out):
     """The direct path of a scatter (its output has data's shape, so there is no query to skip:
     only the descriptor objects): (the result, data, indices, updates), as for the gathers
-    (`_run_direct`). Nothing is copied here, so the library sees every
-    overlap of ``out`` with an input itself."""
+    (`_run_direct`). Nothing is copied here, so the library sees every overlap of ``out`` with an
+    input itself."""
     data = _direct_array(data, "data")
     d = _dense(data)
     if d is None:

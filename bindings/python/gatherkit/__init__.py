@@ -473,21 +473,24 @@ _Scratch = ctypes.c_uint64 * ((2 * _STRIDED_BYTES + 4 * _TENSOR_BYTES) // 8 + 5 
 _PACKERS = {}
 
 
-def _packer(ranks):
-    """The struct that packs descriptors with shapes of `ranks`, then the shapes."""
-    packer = _PACKERS.get(ranks)
+def _packer(head, values):
+    """The struct that packs the descriptors `head` describes, then `values` int64 values (their
+    shapes and strides), made once per pair."""
+    packer = _PACKERS.get((head, values))
     if packer is None:
-        packer = struct.Struct("@" + _TENSOR_FORMAT * len(ranks) + "q" * sum(ranks))
-        _PACKERS[ranks] = packer
+        packer = struct.Struct(head + "q" * values)
+        _PACKERS[head, values] = packer
     return packer
 
 
 # The packed layout must be the descriptors', with the shapes right after them (it is on every
 # ABI ctypes and struct agree on); where it is not, every call takes the general path.
+_HEAD3 = "@" + _TENSOR_FORMAT * 3
+_HEAD4 = "@" + _TENSOR_FORMAT * 4
 _STRIDED_HEAD = "@" + _STRIDED_FORMAT * 2 + _TENSOR_FORMAT
 _DIRECT = (_TENSOR_BYTES % 8 == 0 and _STRIDED_BYTES % 8 == 0
-           and struct.calcsize("@" + _TENSOR_FORMAT * 4) == 4 * _TENSOR_BYTES
-           and struct.calcsize("@" + _TENSOR_FORMAT * 3 + "q") == 3 * _TENSOR_BYTES + 8
+           and struct.calcsize(_HEAD4) == 4 * _TENSOR_BYTES
+           and struct.calcsize(_HEAD3 + "q") == 3 * _TENSOR_BYTES + 8
            and struct.calcsize(_STRIDED_HEAD + "q") == 2 * _STRIDED_BYTES + _TENSOR_BYTES + 8)
 
 # Outputs from this many bytes are allocated only after the library has checked the call (the
@@ -508,7 +511,7 @@ def _packed3(a, b, c):
     scratch = _Scratch()
     base = ctypes.addressof(scratch)
     shapes = base + 3 * _TENSOR_BYTES
-    _packer((ra, rb, rc)).pack_into(
+    _packer(_HEAD3, ra + rb + rc).pack_into(
         scratch, 0,
         a[0], ra, shapes, a[2],
         b[0], rb, shapes + 8 * ra, b[2],
@@ -522,7 +525,7 @@ def _packed4(a, b, c, d):
     scratch = _Scratch()
     base = ctypes.addressof(scratch)
     shapes = base + 4 * _TENSOR_BYTES
-    _packer((ra, rb, rc, rd)).pack_into(
+    _packer(_HEAD4, ra + rb + rc + rd).pack_into(
         scratch, 0,
         a[0], ra, shapes, a[2],
         b[0], rb, shapes + 8 * ra, b[2],
@@ -546,11 +549,7 @@ def _packed_strided(a, b, c):
     shape_b = strides_a + 8 * sa
     strides_b = shape_b + 8 * rb
     shape_c = strides_b + 8 * sb
-    packer = _PACKERS.get(("strided", ra, sa, rb, sb, rc))
-    if packer is None:
-        packer = struct.Struct(_STRIDED_HEAD + "q" * (ra + sa + rb + sb + rc))
-        _PACKERS["strided", ra, sa, rb, sb, rc] = packer
-    packer.pack_into(
+    _packer(_STRIDED_HEAD, ra + sa + rb + sb + rc).pack_into(
         scratch, 0,
         _STRIDED_BYTES, a[0], ra, shape_a, strides_a if sa else 0, a[2],
         _STRIDED_BYTES, b[0], rb, shape_b, strides_b if sb else 0, b[2],
@@ -601,10 +600,9 @@ def _readable(value):
         if address % value.dtype.alignment:
             return None
         return code, address, None
-    itemsize = value.itemsize
-    if not value.flags.aligned or any(stride % itemsize for stride in value.strides):
+    if not value.flags.aligned or not _whole_element_strides(value):
         return None
-    return code, value.ctypes.data, tuple(stride // itemsize for stride in value.strides)
+    return code, value.ctypes.data, tuple(stride // value.itemsize for stride in value.strides)
 
 
 def _dense(value):
@@ -614,6 +612,23 @@ def _dense(value):
     if readable is None or readable[2] is not None:
         return None
     return readable[:2]
+
+
+def _direct_target(out, shape, dtype):
+    """Where the direct path writes an output of `shape` and `dtype`: a new array (under
+    `_DIRECT_OUTPUT_MAX_BYTES`), or `out` when it is a writable dense numpy array of that shape
+    and dtype; None when the call must take the general path."""
+    if out is None:
+        if math.prod(shape) * dtype.itemsize >= _DIRECT_OUTPUT_MAX_BYTES:
+            return None
+        try:
+            return np.empty(shape, dtype)
+        except (ValueError, MemoryError):  # more dimensions than numpy allows, or no memory
+            return None
+    if (type(out) is np.ndarray and out.shape == shape and out.dtype == dtype
+            and out.flags.c_contiguous and out.flags.writeable):
+        return out
+    return None
 
 
 def _run_direct(gather, data, indices, attributes, options, out, predict):
@@ -632,17 +647,8 @@ def _run_direct(gather, data, indices, attributes, options, out, predict):
     shape = predict(data.shape, indices.shape, attributes)
     if shape is None or len(shape) > _abi.GK_MAX_RANK:
         return None, data, indices
-    if out is None:
-        if math.prod(shape) * data.itemsize >= _DIRECT_OUTPUT_MAX_BYTES:
-            return None, data, indices
-        try:
-            target = np.empty(shape, data.dtype)
-        except (ValueError, MemoryError):  # more dimensions than numpy allows, or no memory
-            return None, data, indices
-    elif (type(out) is np.ndarray and out.shape == shape and out.dtype == data.dtype
-          and out.flags.c_contiguous and out.flags.writeable):
-        target = out
-    else:
+    target = _direct_target(out, shape, data.dtype)
+    if target is None:
         return None, data, indices
     dense, strided = gather
     if d[2] is None and i[2] is None:
@@ -679,12 +685,8 @@ def _scatter_direct(scatter, data, indices, updates, attributes, options, out):
     if u is None:
         return None, data, indices, updates
     shape = data.shape
-    if out is None:
-        target = np.empty(shape, data.dtype)
-    elif (type(out) is np.ndarray and out.shape == shape and out.dtype == data.dtype
-          and out.flags.c_contiguous and out.flags.writeable):
-        target = out
-    else:
+    target = _direct_target(out, shape, data.dtype)
+    if target is None:
         return None, data, indices, updates
     scratch, base = _packed4((d[0], shape, d[1]), (i[0], indices.shape, i[1]), (u[0], updates.shape, u[1]),
                              (d[0], shape, _address(target)))

@@ -1,5 +1,6 @@
 /*
- * gatherkit: ONNX GatherElements / GatherND (and OpenVINO GatherElements-6, GatherND-5/8).
+ * gatherkit: ONNX Gather / GatherElements / GatherND and ScatterElements / ScatterND (and
+ * OpenVINO Gather-8, GatherElements-6, GatherND-5/8).
  *
  * Conventions: the caller owns every buffer; the library never keeps a pointer past a call,
  * never allocates or frees caller memory, and never reads string contents (GK_DTYPE_STRING

@@ -188,6 +188,12 @@ extern "C" {
 #define GK_STATUS_PANIC 12
 
 /**
+ * A buffer the call needs for itself, sized by its inputs (a scatter's resolved targets: 4 or 8
+ * bytes per index value or tuple), could not be allocated. Nothing was written.
+ */
+#define GK_STATUS_OUT_OF_MEMORY 13
+
+/**
  * ONNX operators: GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13,
  * ScatterElements-11/13/16/18, ScatterND-11/13/16/18.
  */

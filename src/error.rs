@@ -36,13 +36,16 @@ pub enum Status {
     InvalidArgument = 11,
     /// An internal panic was caught at the C boundary; it indicates a gatherkit bug.
     Panic = 12,
+    /// A buffer the call needs for itself, sized by its inputs (a scatter's resolved targets),
+    /// could not be allocated; nothing was written.
+    OutOfMemory = 13,
 }
 
 impl Status {
     /// Every status, in code order.
     ///
     /// cbindgen:ignore
-    pub const ALL: [Status; 13] = [
+    pub const ALL: [Status; 14] = [
         Status::Ok,
         Status::NullPointer,
         Status::UnsupportedDtype,
@@ -56,6 +59,7 @@ impl Status {
         Status::UnsupportedVersion,
         Status::InvalidArgument,
         Status::Panic,
+        Status::OutOfMemory,
     ];
 
     /// The number the C ABI uses for this status (`GK_STATUS_*`).
@@ -89,6 +93,7 @@ impl Status {
             Status::UnsupportedVersion => c"unsupported operator version",
             Status::InvalidArgument => c"invalid argument",
             Status::Panic => c"internal panic (a gatherkit bug)",
+            Status::OutOfMemory => c"out of memory",
         }
     }
 }
@@ -149,7 +154,7 @@ mod tests {
             assert_eq!(s.code(), i as i32);
             assert_eq!(Status::from_code(s.code()), Some(*s));
         }
-        assert_eq!(Status::from_code(13), None);
+        assert_eq!(Status::from_code(14), None);
         assert_eq!(Status::from_code(-1), None);
     }
 }

@@ -2800,3 +2800,98 @@ fn outputs_without_elements_only_check_index_values() {
     .unwrap();
     assert!(out.is_empty());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Memory the call needs for itself.
+
+#[cfg(target_os = "linux")]
+#[path = "common/child.rs"]
+mod child;
+
+/// Lowers the process's address-space limit to what it maps now plus `headroom` bytes.
+#[cfg(target_os = "linux")]
+fn limit_address_space(headroom: u64) {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: plain system calls on a local struct.
+    unsafe {
+        let page = libc::sysconf(libc::_SC_PAGESIZE) as u64;
+        let mut limit = std::mem::zeroed::<libc::rlimit>();
+        assert_eq!(libc::getrlimit(libc::RLIMIT_AS, &mut limit), 0);
+        limit.rlim_cur = pages * page + headroom;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &limit), 0);
+    }
+}
+
+/// A scatter resolves its targets into a buffer of its own, sized by its inputs (4 bytes per index
+/// value or tuple). Where that buffer cannot be allocated, the call returns
+/// `Status::OutOfMemory` and writes nothing, instead of the allocator's failure handler aborting
+/// the process.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_scatter_whose_targets_cannot_be_allocated_reports_out_of_memory() {
+    child::in_child(
+        "a_scatter_whose_targets_cannot_be_allocated_reports_out_of_memory",
+        || {
+            // Zeroed vectors come from `calloc`: address space, but no memory until touched. Every
+            // index value 0 is valid, so only the targets' buffer can fail.
+            let values = 64 << 20;
+            let element_indices = vec![0i32; values];
+            let tuple_indices = vec![0i64; values / 2];
+            let updates = vec![0u8; values];
+            let options = Options::default().with_threads(1);
+            limit_address_space(32 << 20);
+
+            let mut data = [7u8];
+            let err = scatter_elements_in_place(
+                TensorMut::new(&[1], &mut data),
+                TensorRef::new(&[values], &element_indices),
+                TensorRef::new(&[values], &updates),
+                0,
+                Reduction::None,
+                &options,
+            )
+            .unwrap_err();
+            assert_eq!(err.status(), Status::OutOfMemory);
+            assert_eq!(
+                err.message(),
+                format!(
+                    "ScatterElements-18: could not allocate the {} bytes that resolve its {values} \
+                     targets (a 4-byte offset per index value or tuple) before applying them; \
+                     nothing was written",
+                    4 * values
+                )
+            );
+            assert_eq!(data, [7]);
+
+            let mut out = [9u8];
+            let err = scatter_nd(
+                TensorRef::new(&[1], &[7u8]),
+                TensorRef::new(&[values / 2, 1], &tuple_indices),
+                TensorRef::new(&[values / 2], &updates[..values / 2]),
+                Reduction::Max,
+                TensorMut::new(&[1], &mut out),
+                &options,
+            )
+            .unwrap_err();
+            assert_eq!(err.status(), Status::OutOfMemory);
+            assert!(err.message().starts_with(&format!(
+                "ScatterND-18: could not allocate the {} bytes",
+                2 * values
+            )));
+            assert_eq!(out, [9]);
+
+            // A scatter whose targets fit still runs under the same limit.
+            scatter_nd(
+                TensorRef::new(&[1], &[7u8]),
+                TensorRef::new(&[1024, 1], &tuple_indices[..1024]),
+                TensorRef::new(&[1024], &updates[..1024]),
+                Reduction::Max,
+                TensorMut::new(&[1], &mut out),
+                &options,
+            )
+            .unwrap();
+            assert_eq!(out, [7]);
+        },
+    );
+}

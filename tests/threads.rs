@@ -8,34 +8,14 @@
 
 #![cfg(target_os = "linux")]
 
+#[path = "common/child.rs"]
+mod child;
+
+use child::in_child;
 use gatherkit::ffi::*;
 use gatherkit::{gather_nd_to_vec, Options, TensorRef};
 use std::ffi::{c_void, CStr};
-use std::process::Command;
 use std::time::Duration;
-
-const CHILD: &str = "GATHERKIT_THREADS_CHILD";
-
-/// Runs `body` in a fresh child process when called from the test named `name`: the parent
-/// starts the child and asserts it succeeded; the child runs `body` and returns.
-fn in_child(name: &str, body: impl FnOnce()) {
-    if std::env::var(CHILD).as_deref() == Ok(name) {
-        body();
-        return;
-    }
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "the child for {name} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// A GatherND lookup big enough to be split across threads (32 MiB of output): rows of 1 KiB
 /// gathered in reverse order. Checks the result; returns nothing.

@@ -81,6 +81,9 @@ pub const GK_STATUS_UNSUPPORTED_VERSION: i32 = 10;
 pub const GK_STATUS_INVALID_ARGUMENT: i32 = 11;
 /// An internal panic was caught (a gatherkit bug; please report it).
 pub const GK_STATUS_PANIC: i32 = 12;
+/// A buffer the call needs for itself, sized by its inputs (a scatter's resolved targets: 4 or 8
+/// bytes per index value or tuple), could not be allocated. Nothing was written.
+pub const GK_STATUS_OUT_OF_MEMORY: i32 = 13;
 
 /// ONNX operators: GatherElements-11/13, GatherND-11/12/13, Gather-1/11/13,
 /// ScatterElements-11/13/16/18, ScatterND-11/13/16/18.
@@ -142,6 +145,7 @@ const _: () = {
         GK_STATUS_UNSUPPORTED_VERSION,
         GK_STATUS_INVALID_ARGUMENT,
         GK_STATUS_PANIC,
+        GK_STATUS_OUT_OF_MEMORY,
     ];
     assert!(statuses.len() == Status::ALL.len());
     let mut i = 0;

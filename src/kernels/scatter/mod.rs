@@ -83,6 +83,23 @@ impl Offset for usize {
     }
 }
 
+/// Why a scatter stopped before writing anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ScatterFailure {
+    /// The first out-of-range index value, in row-major order.
+    BadIndex(BadIndex),
+    /// Phase 1's buffer of `targets` offsets (`bytes` bytes) could not be allocated. Its size is
+    /// the caller's to choose (one offset per index value or tuple), so it is reported rather than
+    /// left to the allocator's failure handler, which aborts the process.
+    NoMemory { targets: usize, bytes: usize },
+}
+
+impl From<BadIndex> for ScatterFailure {
+    fn from(bad: BadIndex) -> ScatterFailure {
+        ScatterFailure::BadIndex(bad)
+    }
+}
+
 /// A validated scatter: where its targets come from and how many elements each receives.
 #[derive(Clone, Debug)]
 pub(crate) struct ScatterKernel {
@@ -104,7 +121,7 @@ impl ScatterKernel {
         indices: &[I],
         updates: &[E],
         budget: &ThreadBudget,
-    ) -> Result<(), BadIndex> {
+    ) -> Result<(), ScatterFailure> {
         if destination.len() <= u32::MAX as usize {
             self.run_with::<E, I, C, u32>(destination, indices, updates, budget)
         } else {
@@ -118,18 +135,24 @@ impl ScatterKernel {
         indices: &[I],
         updates: &[E],
         budget: &ThreadBudget,
-    ) -> Result<(), BadIndex> {
+    ) -> Result<(), ScatterFailure> {
         if destination.len() == 0 {
             // Nothing can be written, and no offset is needed (nor, for ScatterND with k = 0
             // and data without elements, is the tuple count bounded by any buffer): only the
             // index values are checked. Offsets would also be meaningless here: beside a
             // zero-size dimension, strides saturate.
-            return self.targets.check_values(indices);
+            return Ok(self.targets.check_values(indices)?);
         }
         let count = self.targets.count();
-        let mut offsets = Vec::<O>::with_capacity(count);
+        let mut offsets = Vec::<O>::new();
+        if offsets.try_reserve_exact(count).is_err() {
+            return Err(ScatterFailure::NoMemory {
+                targets: count,
+                bytes: count.saturating_mul(size_of::<O>()),
+            });
+        }
         let par = budget.parallel(count, self.targets.index_bytes::<I>() + size_of::<O>());
-        // Cannot panic: the capacity is `count`.
+        // Cannot panic: the capacity is at least `count`.
         self.targets
             .offsets(indices, &mut offsets.spare_capacity_mut()[..count], par)?;
         // SAFETY: `offsets` wrote every one of the `count` slots (also on a bad index, which

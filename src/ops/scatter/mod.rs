@@ -16,7 +16,7 @@ use super::{dtype_needs_newer_opset, index_type, opset_and_version};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result, Status};
 use crate::kernels::scatter::combine::Combine;
-use crate::kernels::scatter::{Destination, ScatterKernel};
+use crate::kernels::scatter::{Destination, ScatterFailure, ScatterKernel};
 use crate::kernels::{self, BadIndex};
 use crate::options::{Flavor, Options};
 use crate::repr::{IndexElement, IndexType, IndexVisitor, RawElement};
@@ -349,7 +349,19 @@ impl<O: ScatterOperator, E: RawElement, C: Combine<E>> IndexVisitor
             .ok_or_else(|| internal("checked indices could not be viewed"))?;
         plan.kernel
             .run::<E, I, C>(self.destination, indices, self.updates, &plan.threads)
-            .map_err(|bad| plan.op.bad_index_error(plan.operator, bad))
+            .map_err(|failure| match failure {
+                ScatterFailure::BadIndex(bad) => plan.op.bad_index_error(plan.operator, bad),
+                ScatterFailure::NoMemory { targets, bytes } => Error::new(
+                    Status::OutOfMemory,
+                    format!(
+                        "{}: could not allocate the {bytes} bytes that resolve its {targets} \
+                         targets (a {}-byte offset per index value or tuple) before applying \
+                         them; nothing was written",
+                        plan.operator,
+                        bytes / targets.max(1)
+                    ),
+                ),
+            })
     }
 }
 

@@ -74,8 +74,11 @@ static const char *op_name(enum gk_ort_op op) {
  * call: gk_last_error_message() is the calling thread's message for its last call. */
 static OrtStatus *status_from_gk(int32_t status, enum gk_ort_op op) {
     if (status == GK_STATUS_OK) return NULL;
-    /* Every gatherkit error is about the inputs or attributes except an internal panic. */
-    OrtErrorCode code = status == GK_STATUS_PANIC ? ORT_FAIL : ORT_INVALID_ARGUMENT;
+    /* Every gatherkit error is about the inputs or attributes except an internal panic and a
+     * failed allocation (scatters only). */
+    OrtErrorCode code = status == GK_STATUS_PANIC || status == GK_STATUS_OUT_OF_MEMORY
+                            ? ORT_FAIL
+                            : ORT_INVALID_ARGUMENT;
     return make_status(code, DOMAIN_NAME " %s (gatherkit): %s: %s", op_name(op),
                        gk_status_string(status), gk_last_error_message());
 }

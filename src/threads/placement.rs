@@ -15,9 +15,15 @@
 //! giving way; in the sweep's own settled column, five of seed 187 went from 1.04-1.63x to
 //! 1.05-1.25x. Calls back to back (the worker awake on its own CPU) did not change (within 2%).
 //!
-//! Moving the worker to another CPU instead (narrowing its affinity mask for a moment) helped
-//! bursts of calls after an idle spell, but cost the single call more than yielding: the worker
-//! then joined late, from a CPU whose caches held nothing of the call.
+//! Moving the worker to another CPU once it ran there (narrowing its own affinity mask for a
+//! moment) helped bursts of calls after an idle spell, but cost the single call more than
+//! yielding: the worker then joined late, from a CPU whose caches held nothing of the call. What
+//! keeps it off the caller's CPU now is the caller: before it wakes a sleeping worker, it takes
+//! its own CPU out of that worker's mask ([`Steered`]), so the system wakes the worker on an idle
+//! CPU at once, and the worker puts its mask back as it wakes. After the process idled 10 ms or
+//! more, a worker woken onto the caller's CPU joined 250-750 µs late, so calls of up to a
+//! millisecond gained nothing from it (see `Pool::choose_sleepers`). Giving way stays for the
+//! systems where a mask cannot be read or set.
 
 /// The CPU the calling thread runs on right now, where the system tells it (Linux's and
 /// Android's `sched_getcpu`: a vDSO call on x86-64, a system call on some others, so the pool
@@ -56,6 +62,134 @@ pub(super) fn gives_way(
     yields < GIVE_WAY_YIELDS && opener.is_some() && opener == here()
 }
 
+/// A thread as the system's affinity calls name it: Linux's thread id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ThreadId(i32);
+
+impl ThreadId {
+    /// The calling thread's, where the system names threads to these calls (Linux on x86-64 and
+    /// AArch64); `None` elsewhere.
+    pub(super) fn current() -> Option<ThreadId> {
+        #[cfg(all(
+            any(target_os = "linux", target_os = "android"),
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        {
+            extern "C" {
+                fn syscall(number: std::ffi::c_long, ...) -> std::ffi::c_long;
+            }
+            #[cfg(target_arch = "x86_64")]
+            const SYS_GETTID: std::ffi::c_long = 186;
+            #[cfg(target_arch = "aarch64")]
+            const SYS_GETTID: std::ffi::c_long = 178;
+            // SAFETY: gettid takes no arguments, cannot fail, and only returns the caller's id.
+            let id = unsafe { syscall(SYS_GETTID) };
+            i32::try_from(id).ok().filter(|&id| id > 0).map(ThreadId)
+        }
+        #[cfg(not(all(
+            any(target_os = "linux", target_os = "android"),
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        {
+            None
+        }
+    }
+}
+
+/// An affinity mask in the layout of glibc's `cpu_set_t`: 1024 CPUs, a bit each.
+type CpuMask = [u64; 16];
+
+/// A sleeping worker kept off one CPU (the waking caller's) until it wakes: its affinity mask as
+/// it was before, and the CPU taken out of it. The worker undoes it as it wakes
+/// ([`Steered::undo`]); only the caller's own CPU is ever taken out, and only from a mask that
+/// holds another, so the host's choice of CPUs stays whole but for that moment.
+#[derive(Debug)]
+pub(super) struct Steered {
+    thread: ThreadId,
+    before: CpuMask,
+    cpu: u32,
+}
+
+impl Steered {
+    /// Takes `cpu` out of `thread`'s affinity mask, where the mask holds it and another CPU too
+    /// and the system lets the mask be read and set; `None` otherwise (nothing changed).
+    pub(super) fn off(thread: ThreadId, cpu: u32) -> Option<Steered> {
+        let before = get_mask(thread)?;
+        let (word, bit) = (usize::try_from(cpu / 64).ok()?, cpu % 64);
+        if before.get(word)? & (1 << bit) == 0 {
+            return None;
+        }
+        let mut after = before;
+        after[word] &= !(1 << bit);
+        if after.iter().all(|&w| w == 0) {
+            return None;
+        }
+        set_mask(thread, &after).then_some(Steered {
+            thread,
+            before,
+            cpu,
+        })
+    }
+
+    /// Gives the thread its mask back, unless the mask changed since [`Steered::off`] (the host's
+    /// change is kept then).
+    pub(super) fn undo(self) {
+        let mut steered = self.before;
+        // Cannot panic: `off` checked the word.
+        steered[(self.cpu / 64) as usize] &= !(1 << (self.cpu % 64));
+        if get_mask(self.thread) == Some(steered) {
+            set_mask(self.thread, &self.before);
+        }
+    }
+}
+
+/// `thread`'s affinity mask; `None` where the system does not say (or has more CPUs than the
+/// mask holds).
+fn get_mask(thread: ThreadId) -> Option<CpuMask> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // Declared here, not at the module's level, where the header's generator would see it.
+        extern "C" {
+            fn sched_getaffinity(
+                pid: std::ffi::c_int,
+                size: usize,
+                mask: *mut u64,
+            ) -> std::ffi::c_int;
+        }
+        let mut mask: CpuMask = [0; 16];
+        // SAFETY: `mask` is writable for its full size, which is the size passed.
+        let status =
+            unsafe { sched_getaffinity(thread.0, std::mem::size_of_val(&mask), mask.as_mut_ptr()) };
+        (status == 0).then_some(mask)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = thread;
+        None
+    }
+}
+
+/// Sets `thread`'s affinity mask; whether the system did.
+fn set_mask(thread: ThreadId, mask: &CpuMask) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        extern "C" {
+            fn sched_setaffinity(
+                pid: std::ffi::c_int,
+                size: usize,
+                mask: *const u64,
+            ) -> std::ffi::c_int;
+        }
+        // SAFETY: `mask` is readable for its full size, which is the size passed.
+        unsafe { sched_setaffinity(thread.0, std::mem::size_of_val(mask), mask.as_ptr()) == 0 }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = (thread, mask);
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +209,56 @@ mod tests {
         let never = || -> Option<u32> { panic!("asked") };
         assert!(!gives_way(None, 0, never));
         assert!(!gives_way(Some(0), GIVE_WAY_YIELDS, never));
+    }
+
+    /// A thread parked until the test is done with it, and its id.
+    #[cfg(target_os = "linux")]
+    fn parked_thread() -> (std::thread::JoinHandle<()>, ThreadId) {
+        let (send, receive) = std::sync::mpsc::channel();
+        let handle = std::thread::spawn(move || {
+            send.send(ThreadId::current()).unwrap();
+            std::thread::park();
+        });
+        let id = receive.recv().unwrap().expect("Linux names its threads");
+        (handle, id)
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_steered_thread_is_kept_off_one_cpu_until_undone_and_a_mask_changed_since_is_kept() {
+        let (handle, thread) = parked_thread();
+        let mask = get_mask(thread).expect("Linux tells a thread's mask");
+        let allowed: Vec<u32> = (0..1024u32)
+            .filter(|&cpu| mask[(cpu / 64) as usize] & (1 << (cpu % 64)) != 0)
+            .collect();
+        let bit = |m: &CpuMask, cpu: u32| m[(cpu / 64) as usize] & (1 << (cpu % 64)) != 0;
+        if let [only] = allowed[..] {
+            // One CPU: nothing to steer to, and nothing changes.
+            assert!(Steered::off(thread, only).is_none());
+            assert_eq!(get_mask(thread), Some(mask));
+        } else {
+            let cpu = allowed[0];
+            let steered = Steered::off(thread, cpu).expect("a mask of two or more CPUs");
+            let during = get_mask(thread).unwrap();
+            assert!(!bit(&during, cpu));
+            assert!(allowed[1..].iter().all(|&other| bit(&during, other)));
+            steered.undo();
+            assert_eq!(get_mask(thread), Some(mask), "undone");
+            // A mask someone else set meanwhile is theirs: undo leaves it.
+            let steered = Steered::off(thread, cpu).unwrap();
+            let mut theirs = [0; 16];
+            theirs[(cpu / 64) as usize] |= 1 << (cpu % 64);
+            assert!(set_mask(thread, &theirs));
+            steered.undo();
+            assert_eq!(get_mask(thread), Some(theirs), "kept");
+            assert!(set_mask(thread, &mask));
+        }
+        // A CPU the mask does not hold is not steered off.
+        let outside = (0..1024u32).find(|&cpu| !bit(&mask, cpu)).unwrap();
+        assert!(Steered::off(thread, outside).is_none());
+        assert!(Steered::off(thread, 5000).is_none());
+        handle.thread().unpark();
+        handle.join().unwrap();
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //!   (the calling thread is the other), whatever `num_threads` says;
 //! - an idle worker spins for at most [`SPIN`] after its last task, then watches for work while
 //!   yielding its core to any thread that wants it, until [`IDLE_WATCH`] after its last task
-//!   (or after it last gave way, below), then sleeps on a condition variable: an idle process
-//!   burns no CPU;
+//!   (or after it last gave way, below), then sleeps on a condition variable of its own: an
+//!   idle process burns no CPU;
 //! - a call never waits for a worker to become free: the calling thread claims tasks of its own
 //!   job until none is left, so calls from many host threads at once share the workers without
 //!   deadlock, and a call only waits for tasks a worker has already started;
@@ -16,9 +16,10 @@
 //!   once for large calls, otherwise once the caller's first tasks predict enough work left
 //!   ([`Engage`]), and a sleeping one not for a job smaller than twice one whose wake cost more
 //!   than it saved ([`wake_failed`]);
-//! - a worker that finds itself on the very CPU its job was opened from (where the system woke
-//!   it, most often) gives that CPU back rather than preempt the caller, a few times at most
-//!   ([`placement`](super::placement));
+//! - a caller wakes the sleeping workers it chooses, each kept off the caller's CPU until it
+//!   wakes, where the system allows ([`Pool::choose_sleepers`]); a worker that still finds
+//!   itself on the very CPU its job was opened from gives that CPU back rather than preempt the
+//!   caller, a few times at most ([`placement`](super::placement));
 //! - after `fork()`, the child (whose copy of the pool has no threads) starts a fresh pool on its
 //!   first threaded call: the pool records the process id it was made in;
 //! - a worker that cannot be started (thread limit, `pthread_create` failing) only means the
@@ -26,13 +27,13 @@
 //!
 //! rayon-core's global pool starts all its threads at once, keeps them for the process's life
 //! with its own sleep policy, and has no notion of a fork; crossbeam offers parts (deques,
-//! scoped threads) rather than a pool. What is needed here is ~200 lines.
+//! scoped threads) rather than a pool. What is needed here is about 500 lines of code.
 
-use super::placement::{current_cpu, gives_way};
+use super::placement::{current_cpu, gives_way, Steered, ThreadId};
 use super::Engage;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a worker spins, looking for work, after its last task: long enough that a caller
@@ -391,13 +392,15 @@ pub(crate) struct Pool {
     /// Workers started so far (or being started).
     started: AtomicUsize,
     queue: Mutex<Queue>,
-    work_available: Condvar,
+    /// One per worker that may be started, by its start order: how it is woken.
+    slots: Box<[Slot]>,
     helper_finished: Condvar,
     /// Jobs queued so far, ever (bumped under the queue lock): what idle workers watch without
     /// the lock, for a job opened after they last found nothing to do.
     opened: AtomicU64,
-    /// Workers waiting on `work_available`; changed under the queue lock, read also without it
-    /// (then a hint: it may change right after).
+    /// Workers asleep (waiting on their slot's condition variable, not yet chosen to wake);
+    /// changed under the queue lock, read also without it (then a hint: it may change right
+    /// after).
     sleeping: AtomicUsize,
     /// What waking a sleeping worker has recently taken to bring it to work, in nanoseconds
     /// ([`next_wake_to_help`]); a wake whose worker never joined counts until its caller ran out
@@ -416,6 +419,21 @@ pub(crate) struct Pool {
 
 static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
 
+/// A worker's place in the pool: how a caller wakes that worker, and keeps it off the caller's
+/// CPU while it wakes ([`Steered`]).
+#[derive(Default)]
+struct Slot {
+    /// Set by the worker as it goes to sleep, cleared by the caller that chooses to wake it;
+    /// both under the queue lock.
+    asleep: AtomicBool,
+    wake: Condvar,
+    /// The worker's thread, once it runs (where the system names threads).
+    thread: OnceLock<ThreadId>,
+    /// Where a caller kept the sleeping worker from waking, to be undone as it wakes; set and
+    /// taken under the queue lock.
+    steered: Mutex<Option<Steered>>,
+}
+
 impl Pool {
     fn new(pid: u32, capacity: usize) -> Pool {
         Pool {
@@ -423,7 +441,7 @@ impl Pool {
             capacity,
             started: AtomicUsize::new(0),
             queue: Mutex::new(Queue { jobs: Vec::new() }),
-            work_available: Condvar::new(),
+            slots: (0..capacity).map(|_| Slot::default()).collect(),
             helper_finished: Condvar::new(),
             opened: AtomicU64::new(0),
             sleeping: AtomicUsize::new(0),
@@ -635,7 +653,7 @@ impl Pool {
                 job.woken_at
                     .store(self.since_epoch_ns().saturating_add(1), Ordering::Relaxed);
             }
-            to_wake
+            self.choose_sleepers(to_wake, job.opener_cpu())
         };
         // Woken after the lock is released: a worker woken while the caller still holds it
         // finds the lock taken and sleeps again on it, and the caller's unlock must then wake
@@ -645,14 +663,54 @@ impl Pool {
         // after 9.5; outside, 5.5-7.8 and 3.5-5.5 us. Nothing is lost: a worker counted as
         // sleeping above is already waiting (it counts itself under the lock and waits from
         // there), and a wake that reaches it later still finds the job.
-        for _ in 0..to_wake {
-            self.work_available.notify_one();
+        let woke = !to_wake.is_empty();
+        for slot in to_wake {
+            self.slots[slot].wake.notify_one();
         }
         if wake {
-            (Joined::Woken, to_wake > 0)
+            (Joined::Woken, woke)
         } else {
             (Joined::Open, false)
         }
+    }
+
+    /// Chooses `count` sleeping workers to wake (fewer if fewer sleep), under the queue lock:
+    /// each is marked awake and, where the system allows, kept off `caller_cpu` until it wakes
+    /// ([`Steered`]). Returns their slots, to be notified once the lock is released.
+    ///
+    /// A guest kernel in a virtual machine packs a woken thread onto the waker's own CPU to leave
+    /// the idle virtual CPU halted, and does not let it preempt the waker: the worker then waits
+    /// for the caller's time slice to end, or for the load balancer, before it runs at all. On a
+    /// 2-core Zen 4 virtual machine, a worker woken after the process had idled 10 ms or more
+    /// took its seat 250-750 µs after the wake (a futex wake between two plain threads there:
+    /// 15 µs), so calls of up to a millisecond gained nothing from it: GatherElements of [64, 64,
+    /// 64] f32 along axis 0 took 0.97-1.07x its 1-thread time at 2 threads after 10 ms of idling
+    /// and 0.99-1.06x after 100 ms (0.41x back to back, 0.56-1.02x after 3 ms). Kept off the
+    /// caller's CPU it wakes on the idle one: 0.69-0.78x after 10 ms, 0.72-0.88x after 100 ms,
+    /// 0.60-0.71x after 3 ms.
+    fn choose_sleepers(&self, count: usize, caller_cpu: Option<u32>) -> Vec<usize> {
+        let mut chosen = Vec::new();
+        if count == 0 {
+            return chosen;
+        }
+        for (index, slot) in self.slots.iter().enumerate() {
+            if chosen.len() == count {
+                break;
+            }
+            if !slot.asleep.load(Ordering::Relaxed) {
+                continue;
+            }
+            slot.asleep.store(false, Ordering::Relaxed);
+            self.sleeping.fetch_sub(1, Ordering::Relaxed);
+            if let (Some(cpu), Some(thread)) = (caller_cpu, slot.thread.get()) {
+                let mut steered = lock_ignoring_poison(&slot.steered);
+                if steered.is_none() {
+                    *steered = Steered::off(*thread, cpu);
+                }
+            }
+            chosen.push(index);
+        }
+        chosen
     }
 
     /// Predicted work left from which a job wakes sleeping helpers at `now` (nanoseconds since
@@ -747,7 +805,7 @@ impl Pool {
             let spawned = std::thread::Builder::new()
                 .name(format!("gatherkit-{started}"))
                 .stack_size(WORKER_STACK)
-                .spawn(move || self.worker());
+                .spawn(move || self.worker(started));
             if spawned.is_err() {
                 // Not now: the caller does the work; a later call may try again.
                 self.started.fetch_sub(1, Ordering::Relaxed);
@@ -757,9 +815,16 @@ impl Pool {
         }
     }
 
-    fn worker(&self) {
+    /// The loop of the worker started `index`-th.
+    fn worker(&self, index: usize) {
+        // Cannot panic: workers are started only while `started < capacity`, the slots' count.
+        let slot = &self.slots[index];
+        if let Some(thread) = ThreadId::current() {
+            // The only set: each worker has a slot of its own.
+            let _ = slot.thread.set(thread);
+        }
         loop {
-            let (job, slept) = self.next_job();
+            let (job, slept) = self.next_job(slot);
             if slept {
                 self.learn_wake(&job);
             }
@@ -781,7 +846,7 @@ impl Pool {
     /// Waits for a job with a free seat and takes the seat; but first gives way to the job's
     /// calling thread if the scheduler put this worker on its CPU ([`gives_way`]). Also says
     /// whether the worker slept meanwhile.
-    fn next_job(&self) -> (Arc<Job>, bool) {
+    fn next_job(&self, slot: &Slot) -> (Arc<Job>, bool) {
         let mut idle_since = Instant::now();
         let mut yields = 0;
         let mut slept = false;
@@ -815,12 +880,19 @@ impl Pool {
                 continue;
             }
             self.sleeping.fetch_add(1, Ordering::Relaxed);
+            slot.asleep.store(true, Ordering::Relaxed);
             slept = true;
-            queue = self
-                .work_available
-                .wait(queue)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            self.sleeping.fetch_sub(1, Ordering::Relaxed);
+            // Until a caller chooses this worker (it counts it out of `sleeping` then), not on a
+            // spurious wake-up.
+            while slot.asleep.load(Ordering::Relaxed) {
+                queue = slot
+                    .wake
+                    .wait(queue)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+            }
+            if let Some(steered) = lock_ignoring_poison(&slot.steered).take() {
+                steered.undo();
+            }
         }
     }
 
@@ -835,6 +907,14 @@ impl Pool {
             }
         }
     }
+}
+
+/// Locks `mutex`, whose data stays consistent even if a holder panicked (no code panics while
+/// holding the pool's locks; recover anyway rather than cascade).
+fn lock_ignoring_poison<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Spins while `busy()` holds, until `until` at the latest: the bounded wait of a caller
@@ -1010,6 +1090,7 @@ mod tests {
         let pool: &'static Pool = Box::leak(Box::new(Pool::new(0, 1)));
         pool.started.store(1, Ordering::Relaxed);
         pool.sleeping.store(1, Ordering::Relaxed);
+        pool.slots[0].asleep.store(true, Ordering::Relaxed);
         let job = Arc::new(job_of(4));
         // Opened before; an awake worker has since taken its one seat. Waking the sleeper would
         // wake it for nothing, and count as a wake that never helped.
@@ -1029,6 +1110,16 @@ mod tests {
             job.woken_at.load(Ordering::Relaxed),
             0,
             "a wake for the seat left"
+        );
+        // The sleeper was chosen: counted out of `sleeping` by the caller, so that no other
+        // call chooses it again before it wakes.
+        assert!(!pool.slots[0].asleep.load(Ordering::Relaxed));
+        assert_eq!(pool.sleeping.load(Ordering::Relaxed), 0);
+        let other = Arc::new(job_of(4));
+        assert_eq!(
+            pool.open(&other, 1, Joined::No, true),
+            (Joined::Woken, false),
+            "no sleeper left to wake"
         );
     }
 

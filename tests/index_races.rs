@@ -23,18 +23,20 @@
 
 #![cfg(target_os = "linux")]
 
+#[path = "common/child.rs"]
+mod child;
 #[path = "common/guarded.rs"]
 mod guarded;
 #[path = "common/op.rs"]
 mod op;
 
+use child::in_child;
 use guarded::{Guarded, Side};
 use op::{Op, Scatter};
 
 use gatherkit::ffi::*;
 use gatherkit_testkit::{count, Rng};
 use std::ffi::c_void;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
 
 fn side(flush_back: bool) -> Side {
@@ -460,30 +462,11 @@ fn race_every_path() {
     }
 }
 
-const CHILD: &str = "GATHERKIT_INDEX_RACE_CHILD";
-
 #[test]
 fn indices_rewritten_by_another_thread_never_cause_a_read_outside_data() {
-    if std::env::var_os(CHILD).is_some() {
-        race_every_path();
-        return;
-    }
-    let exe = std::env::current_exe().unwrap();
-    let result = Command::new(exe)
-        .args([
-            "--exact",
-            "indices_rewritten_by_another_thread_never_cause_a_read_outside_data",
-            "--nocapture",
-        ])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    assert!(
-        result.status.success(),
-        "the racing child failed ({}):\n{}{}",
-        result.status,
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
+    in_child(
+        "indices_rewritten_by_another_thread_never_cause_a_read_outside_data",
+        race_every_path,
     );
 }
 
@@ -820,26 +803,9 @@ fn race_every_scatter_path() {
 
 #[test]
 fn scatter_indices_rewritten_by_another_thread_never_cause_an_access_outside_the_buffers() {
-    if std::env::var_os(CHILD).is_some() {
-        race_every_scatter_path();
-        return;
-    }
-    let exe = std::env::current_exe().unwrap();
-    let result = Command::new(exe)
-        .args([
-            "--exact",
-            "scatter_indices_rewritten_by_another_thread_never_cause_an_access_outside_the_buffers",
-            "--nocapture",
-        ])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    assert!(
-        result.status.success(),
-        "the racing child failed ({}):\n{}{}",
-        result.status,
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
+    in_child(
+        "scatter_indices_rewritten_by_another_thread_never_cause_an_access_outside_the_buffers",
+        race_every_scatter_path,
     );
 }
 

@@ -102,7 +102,13 @@ type CpuMask = [u64; 16];
 /// A sleeping worker kept off one CPU (the waking caller's) until it wakes: its affinity mask as
 /// it was before, and the CPU taken out of it. The worker undoes it as it wakes
 /// ([`Steered::undo`]); only the caller's own CPU is ever taken out, and only from a mask that
-/// holds another, so the host's choice of CPUs stays whole but for that moment.
+/// holds another.
+///
+/// What this cannot promise: a mask is read, then set, and nothing makes the two one step, so an
+/// affinity change the host makes to a worker in between (at its wake) can be lost. And the mask
+/// read back holds only the CPUs online then: on Linux 6.2 and later, setting it also records
+/// it as the thread's own choice, so a worker once steered keeps that set when a cpuset later
+/// grows (a container resized), where an untouched thread would follow it.
 #[derive(Debug)]
 pub(super) struct Steered {
     thread: ThreadId,

@@ -392,7 +392,7 @@ pub(crate) struct Pool {
     /// Workers started so far (or being started).
     started: AtomicUsize,
     queue: Mutex<Queue>,
-    /// One per worker that may be started, by its start order: how it is woken.
+    /// One per worker that may be started (each worker holds one): how it is woken.
     slots: Box<[Slot]>,
     helper_finished: Condvar,
     /// Jobs queued so far, ever (bumped under the queue lock): what idle workers watch without
@@ -423,14 +423,15 @@ static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
 /// CPU while it wakes ([`Steered`]).
 #[derive(Default)]
 struct Slot {
+    /// Whether a worker holds this slot (or is being started for it).
+    taken: AtomicBool,
     /// Set by the worker as it goes to sleep, cleared by the caller that chooses to wake it;
     /// both under the queue lock.
     asleep: AtomicBool,
     wake: Condvar,
     /// The worker's thread, once it runs (where the system names threads).
     thread: OnceLock<ThreadId>,
-    /// Where a caller kept the sleeping worker from waking, to be undone as it wakes; set and
-    /// taken under the queue lock.
+    /// Where a caller kept the sleeping worker it chose from waking, to be undone as it wakes.
     steered: Mutex<Option<Steered>>,
 }
 
@@ -648,24 +649,35 @@ impl Pool {
             } else {
                 0
             };
+            let chosen = self.choose_sleepers(to_wake);
             // Stamped under the lock, before any woken worker can take the lock and a seat.
-            if to_wake > 0 {
+            if !chosen.is_empty() {
                 job.woken_at
                     .store(self.since_epoch_ns().saturating_add(1), Ordering::Relaxed);
             }
-            self.choose_sleepers(to_wake, job.opener_cpu())
+            chosen
         };
-        // Woken after the lock is released: a worker woken while the caller still holds it
-        // finds the lock taken and sleeps again on it, and the caller's unlock must then wake
-        // it a second time. Each wake is a system call that, in a virtual machine, sends an
-        // interrupt to a halted virtual CPU: measured with a pthread pair on a 2-core Zen 4 VM,
-        // signalling inside the lock gave the caller back after 11 us and started the worker
-        // after 9.5; outside, 5.5-7.8 and 3.5-5.5 us. Nothing is lost: a worker counted as
-        // sleeping above is already waiting (it counts itself under the lock and waits from
-        // there), and a wake that reaches it later still finds the job.
+        // Steered and woken after the lock is released. Steering takes two system calls per
+        // worker ([`Steered`]), which other workers' seats need not wait for. And a worker woken
+        // while the caller still holds the lock finds it taken and sleeps again on it, and the
+        // caller's unlock must then wake it a second time. Each wake is a system call that, in a
+        // virtual machine, sends an interrupt to a halted virtual CPU: measured with a pthread
+        // pair on a 2-core Zen 4 VM, signalling inside the lock gave the caller back after 11 us
+        // and started the worker after 9.5; outside, 5.5-7.8 and 3.5-5.5 us. Nothing is lost: a
+        // chosen worker leaves its wait only once the lock shows it chosen, whenever the
+        // notification reaches it, and the job is still there then.
         let woke = !to_wake.is_empty();
+        let caller_cpu = job.opener_cpu();
         for slot in to_wake {
-            self.slots[slot].wake.notify_one();
+            let slot = &self.slots[slot];
+            if let (Some(cpu), Some(thread)) = (caller_cpu, slot.thread.get()) {
+                let mut steered = lock_ignoring_poison(&slot.steered);
+                // One pending at a time: undoing the first gives back the mask from before both.
+                if steered.is_none() {
+                    *steered = Steered::off(*thread, cpu);
+                }
+            }
+            slot.wake.notify_one();
         }
         if wake {
             (Joined::Woken, woke)
@@ -675,8 +687,9 @@ impl Pool {
     }
 
     /// Chooses `count` sleeping workers to wake (fewer if fewer sleep), under the queue lock:
-    /// each is marked awake and, where the system allows, kept off `caller_cpu` until it wakes
-    /// ([`Steered`]). Returns their slots, to be notified once the lock is released.
+    /// each is marked chosen (counted out of `sleeping`). Returns their slots, to be kept off the
+    /// caller's CPU where the system allows ([`Steered`]) and notified once the lock is
+    /// released.
     ///
     /// A guest kernel in a virtual machine packs a woken thread onto the waker's own CPU to leave
     /// the idle virtual CPU halted, and does not let it preempt the waker: the worker then waits
@@ -688,7 +701,7 @@ impl Pool {
     /// and 0.99-1.06x after 100 ms (0.41x back to back, 0.56-1.02x after 3 ms). Kept off the
     /// caller's CPU it wakes on the idle one: 0.69-0.78x after 10 ms, 0.72-0.88x after 100 ms,
     /// 0.60-0.71x after 3 ms.
-    fn choose_sleepers(&self, count: usize, caller_cpu: Option<u32>) -> Vec<usize> {
+    fn choose_sleepers(&self, count: usize) -> Vec<usize> {
         let mut chosen = Vec::new();
         if count == 0 {
             return chosen;
@@ -702,12 +715,6 @@ impl Pool {
             }
             slot.asleep.store(false, Ordering::Relaxed);
             self.sleeping.fetch_sub(1, Ordering::Relaxed);
-            if let (Some(cpu), Some(thread)) = (caller_cpu, slot.thread.get()) {
-                let mut steered = lock_ignoring_poison(&slot.steered);
-                if steered.is_none() {
-                    *steered = Steered::off(*thread, cpu);
-                }
-            }
             chosen.push(index);
         }
         chosen
@@ -802,12 +809,25 @@ impl Pool {
                 started = now;
                 continue;
             }
+            // A free slot exists: each started worker holds one, each failed start gave its own
+            // back, and fewer than `capacity` were counted before this one. Not the count itself
+            // as an index: a start that fails after a later one succeeded gives back a number
+            // that the next start would then share with a running worker.
+            let Some(index) = self.slots.iter().position(|slot| {
+                slot.taken
+                    .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            }) else {
+                self.started.fetch_sub(1, Ordering::Relaxed);
+                return;
+            };
             let spawned = std::thread::Builder::new()
-                .name(format!("gatherkit-{started}"))
+                .name(format!("gatherkit-{index}"))
                 .stack_size(WORKER_STACK)
-                .spawn(move || self.worker(started));
+                .spawn(move || self.worker(index));
             if spawned.is_err() {
                 // Not now: the caller does the work; a later call may try again.
+                self.slots[index].taken.store(false, Ordering::Relaxed);
                 self.started.fetch_sub(1, Ordering::Relaxed);
                 return;
             }
@@ -815,9 +835,9 @@ impl Pool {
         }
     }
 
-    /// The loop of the worker started `index`-th.
+    /// The loop of the worker that holds slot `index`.
     fn worker(&self, index: usize) {
-        // Cannot panic: workers are started only while `started < capacity`, the slots' count.
+        // Cannot panic: `index` is a slot's (`start_workers`).
         let slot = &self.slots[index];
         if let Some(thread) = ThreadId::current() {
             // The only set: each worker has a slot of its own.
@@ -890,8 +910,14 @@ impl Pool {
                     .wait(queue)
                     .unwrap_or_else(|poisoned| poisoned.into_inner());
             }
-            if let Some(steered) = lock_ignoring_poison(&slot.steered).take() {
+            // Undone outside the lock (two system calls), before the worker looks for its seat:
+            // it must not go back to sleep with a steer pending, or the next one would take the
+            // narrowed mask for the one to give back.
+            let steered = lock_ignoring_poison(&slot.steered).take();
+            if let Some(steered) = steered {
+                drop(queue);
                 steered.undo();
+                queue = self.lock();
             }
         }
     }

@@ -7,6 +7,9 @@
 //! reference; and calls large enough to be split across threads and host pools, which must give
 //! the same bits (float sums of duplicates included) and report the same first bad index.
 
+#[cfg(target_os = "linux")]
+#[path = "common/child.rs"]
+mod child;
 #[path = "common/hosts.rs"]
 mod hosts;
 
@@ -2803,10 +2806,6 @@ fn outputs_without_elements_only_check_index_values() {
 
 // ---------------------------------------------------------------------------------------------
 // Memory the call needs for itself.
-
-#[cfg(target_os = "linux")]
-#[path = "common/child.rs"]
-mod child;
 
 /// Lowers the process's address-space limit to what it maps now plus `headroom` bytes.
 #[cfg(target_os = "linux")]

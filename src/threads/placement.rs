@@ -99,6 +99,13 @@ impl ThreadId {
 /// An affinity mask in the layout of glibc's `cpu_set_t`: 1024 CPUs, a bit each.
 type CpuMask = [u64; 16];
 
+/// Where CPU `cpu`'s bit lies in a [`CpuMask`]: its word, and the bit within it; `None` for a CPU
+/// past the mask.
+fn cpu_bit(cpu: u32) -> Option<(usize, u64)> {
+    let word = usize::try_from(cpu / 64).ok().filter(|&word| word < 16)?;
+    Some((word, 1 << (cpu % 64)))
+}
+
 /// A sleeping worker kept off one CPU (the waking caller's) until it wakes: its affinity mask as
 /// it was before, and the CPU taken out of it. The worker undoes it as it wakes
 /// ([`Steered::undo`]); only the caller's own CPU is ever taken out, and only from a mask that
@@ -113,27 +120,30 @@ type CpuMask = [u64; 16];
 pub(super) struct Steered {
     thread: ThreadId,
     before: CpuMask,
-    cpu: u32,
+    /// The CPU taken out, as [`cpu_bit`] places it.
+    word: usize,
+    bit: u64,
 }
 
 impl Steered {
     /// Takes `cpu` out of `thread`'s affinity mask, where the mask holds it and another CPU too
     /// and the system lets the mask be read and set; `None` otherwise (nothing changed).
     pub(super) fn off(thread: ThreadId, cpu: u32) -> Option<Steered> {
+        let (word, bit) = cpu_bit(cpu)?;
         let before = get_mask(thread)?;
-        let (word, bit) = (usize::try_from(cpu / 64).ok()?, cpu % 64);
-        if before.get(word)? & (1 << bit) == 0 {
+        if before[word] & bit == 0 {
             return None;
         }
         let mut after = before;
-        after[word] &= !(1 << bit);
+        after[word] &= !bit;
         if after.iter().all(|&w| w == 0) {
             return None;
         }
         set_mask(thread, &after).then_some(Steered {
             thread,
             before,
-            cpu,
+            word,
+            bit,
         })
     }
 
@@ -141,8 +151,7 @@ impl Steered {
     /// change is kept then).
     pub(super) fn undo(self) {
         let mut steered = self.before;
-        // Cannot panic: `off` checked the word.
-        steered[(self.cpu / 64) as usize] &= !(1 << (self.cpu % 64));
+        steered[self.word] &= !self.bit;
         if get_mask(self.thread) == Some(steered) {
             set_mask(self.thread, &self.before);
         }
@@ -234,10 +243,9 @@ mod tests {
     fn a_steered_thread_is_kept_off_one_cpu_until_undone_and_a_mask_changed_since_is_kept() {
         let (handle, thread) = parked_thread();
         let mask = get_mask(thread).expect("Linux tells a thread's mask");
-        let allowed: Vec<u32> = (0..1024u32)
-            .filter(|&cpu| mask[(cpu / 64) as usize] & (1 << (cpu % 64)) != 0)
-            .collect();
-        let bit = |m: &CpuMask, cpu: u32| m[(cpu / 64) as usize] & (1 << (cpu % 64)) != 0;
+        let bit =
+            |m: &CpuMask, cpu: u32| cpu_bit(cpu).is_some_and(|(word, bit)| m[word] & bit != 0);
+        let allowed: Vec<u32> = (0..1024u32).filter(|&cpu| bit(&mask, cpu)).collect();
         if let [only] = allowed[..] {
             // One CPU: nothing to steer to, and nothing changes.
             assert!(Steered::off(thread, only).is_none());
@@ -253,7 +261,8 @@ mod tests {
             // A mask someone else set meanwhile is theirs: undo leaves it.
             let steered = Steered::off(thread, cpu).unwrap();
             let mut theirs = [0; 16];
-            theirs[(cpu / 64) as usize] |= 1 << (cpu % 64);
+            let (word, only) = cpu_bit(cpu).unwrap();
+            theirs[word] = only;
             assert!(set_mask(thread, &theirs));
             steered.undo();
             assert_eq!(get_mask(thread), Some(theirs), "kept");

@@ -790,10 +790,7 @@ impl Pool {
     }
 
     fn lock(&self) -> MutexGuard<'_, Queue> {
-        // No code panics while holding the lock; recover anyway rather than cascade.
-        self.queue
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock_ignoring_poison(&self.queue)
     }
 
     /// Starts workers until `wanted` exist (or the capacity is reached, or starting fails).

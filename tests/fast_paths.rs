@@ -1161,6 +1161,38 @@ fn gather_elements_of_one_row_splits_by_columns() {
     check_one_row(&[1000], &[1 << 19], 0);
 }
 
+#[test]
+fn gather_elements_across_a_few_positions_read_once_selects_them() {
+    // Indices one position long along the axis, 4- and 8-byte elements from at most 8 positions,
+    // a call past 16 MiB: every position's stretch read in order and blended in, with int64
+    // values as with int32 ones, split by columns; two rows of separate slabs, with a tail.
+    let mut rng = Rng::new(29);
+    for (data_shape, idx_shape, axis) in [
+        (&[8, 700_001][..], &[1, 700_001][..], 0),
+        (&[2, 5, 500_003], &[2, 1, 500_001], 1),
+    ] {
+        let size = data_shape[axis];
+        let n = count(idx_shape);
+        let values: Vec<i64> = (0..n).map(|_| rng.index(size)).collect();
+        let bad = (n / 3 + 1, n - 2);
+        check_elements_everywhere(
+            |x| x as f64,
+            (data_shape, idx_shape, axis),
+            values.clone(),
+            2,
+            bad,
+        );
+        let values32: Vec<i32> = values.iter().map(|&v| v as i32).collect();
+        check_elements_everywhere(
+            |x| x as u32,
+            (data_shape, idx_shape, axis),
+            values32,
+            2,
+            bad,
+        );
+    }
+}
+
 /// GatherElements whose runs (consecutive rows evenly strided in data) are shorter than an
 /// index block, so that blocks of rows span runs and each row's data comes from the cursor:
 /// rows along the axis with stride 1 or not, and rows across it. Negative values in a third of

@@ -121,6 +121,7 @@ pub(super) fn race_rows() -> StridedRows {
         axis_stride: 1,
         axis_size: RACE_ROW_LEN,
         call_rows: usize::MAX,
+        positions_read_once: false,
     }
 }
 

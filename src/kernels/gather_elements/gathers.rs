@@ -959,6 +959,7 @@ mod tests {
             axis_stride: width,
             axis_size: positions,
             call_rows: rows,
+            positions_read_once: false,
         }
     }
 

@@ -192,6 +192,7 @@ impl ElementsKernel {
             axis_stride: self.axis_stride,
             axis_size: self.axis_size,
             call_rows: self.rows,
+            positions_read_once: self.axis_extent == 1,
         }
     }
 
@@ -306,6 +307,21 @@ fn gather_at<E: RawElement, I: IndexElement>(
 mod tests {
     use super::*;
     use crate::kernels::gather_elements::ElementsTraversal;
+
+    #[test]
+    fn rows_read_their_positions_once_where_the_indices_have_one_position_along_the_axis() {
+        let read_once = |data_shape: &[usize], idx_shape: &[usize], axis: usize| {
+            let kernel = ElementsKernel::new(data_shape, idx_shape, axis, 4);
+            let (count, stride) = kernel.run_shape();
+            kernel
+                .rows_from(0, stride, count, kernel.row_len)
+                .positions_read_once
+        };
+        assert!(read_once(&[8, 1000], &[1, 1000], 0));
+        assert!(read_once(&[3, 8, 1000], &[3, 1, 900], 1));
+        assert!(!read_once(&[8, 1000], &[2, 1000], 0));
+        assert!(!read_once(&[3, 8, 1000], &[3, 8, 1000], 1));
+    }
 
     #[test]
     fn ranges_that_start_and_end_inside_rows_gather_what_the_definition_says() {

@@ -10,7 +10,9 @@
 //! at 16 bytes it mostly ties (below).
 //! Its reads are every position's stretch, where the lanes loop touches only the lines its
 //! elements name: at 16 bytes of positions a line's elements name most positions anyway. Int64
-//! values take twice the loads and a narrowing, and lost at every width. Measured on a Zen 4
+//! values take twice the loads and a narrowing, and lost at every width here; they take
+//! selection only where it wins by its reads, rows whose positions no other row reads from data
+//! beyond the L3 ([`STREAMED_MAX_POSITIONS`]). Measured on a Zen 4
 //! (one build, the rule toggled between alternating calls), ONNX Runtime's time over gatherkit's,
 //! without / with selection, int32 values, 1 thread: [P, 256, 2048] along axis 0 with 16 index
 //! positions, uint8 P = 2 2.17x / 2.94x, 8 1.77x / 2.06x, 16 1.53x / 1.54x; float16 P = 2 1.93x
@@ -31,6 +33,7 @@
 //! was measured against them only on the Zen 4, where the gathers lose anyway.
 
 use super::lanes::gather_one_by_one;
+use super::lanes::DataTraffic;
 use super::strided_rows::StridedRows;
 use crate::repr::{IndexElement, RawElement};
 use std::arch::x86_64::*;
@@ -40,22 +43,56 @@ use std::mem::MaybeUninit;
 const STRETCH: usize = 32;
 
 /// Rows take selection when their axis's positions times the element's width is at most this
-/// many bytes (and the element is 1-8 bytes wide).
+/// many bytes (and the element is 1-8 bytes wide) and their index values are int32.
 pub(super) const SELECT_MAX_POSITION_BYTES: usize = 16;
 
-/// Whether [`gather_rows_select`] takes the rows `g` of elements `E` with index values `I`: rows
-/// across the axis (`inner_stride` 1) of at least a stretch, int32 values, elements of 1, 2, 4 or
-/// 8 bytes, and at most [`SELECT_MAX_POSITION_BYTES`] of positions times width (so every position
-/// fits a byte).
-pub(super) fn select_takes<E, I: IndexElement>(g: &StridedRows) -> bool {
+/// Rows whose positions no other row reads, of 4- or 8-byte elements, in a call whose traffic
+/// leaves the L3, take selection from at most this many positions, with either index type.
+///
+/// Such a call reads its data from memory, and each line of a row's positions once: the lanes
+/// loop's reads land on most of those lines anyway (at 8 positions of f32, 7 of every 8 lines),
+/// but in an order that only one line ahead of each read tells, while selection reads every
+/// position's stretch in order, streams the hardware prefetchers run ahead of. Measured on a Zen
+/// 4 (1 MiB L2; one build, the rule toggled between alternating calls), ONNX Runtime's time over
+/// gatherkit's without / with selection, one output row of a million elements across axis 0
+/// (int64 values unless noted), 1 thread: f32 from 4 positions 0.84x / 1.10x, from 8 0.90-0.94x
+/// / 0.98-1.11x, int32 values 0.94x / 1.10x; f64 from 2 positions 0.70x / 0.97x, from 8 1.07x /
+/// 1.78x, int32 values 0.96x / 1.19x; int32 from 12 0.88x / 1.05x; 2 threads: f32 from 4 1.54x /
+/// 1.82x, from 8 (int32 values) 1.70x / 2.01x, f64 from 2 1.25x / 1.50x. More positions are more
+/// streams than the prefetchers follow: f32 from 16 won at 1 thread (0.94x / 1.10x) but lost at 2
+/// (1.89x / 1.69x), float16 from 32 and uint8 from 64 lost at 1 (1.87x / 0.83x, 4.34x / 1.23x).
+/// Narrower elements gain nothing (float16 from 4, int64 values: 1.84x / 1.59x), nor do calls
+/// whose data stays in the L3 (f32 from 8, 4 MB: 0.97x / 0.99x; f64 from 4, 9.6 MB: 1.25x /
+/// 1.16x), nor rows that share their positions (3 output rows of f32 from 8: 1.33x / 1.14x).
+const STREAMED_MAX_POSITIONS: usize = 8;
+
+/// Whether [`gather_rows_select`] can run the rows `g` of elements `E`: rows across the axis
+/// (`inner_stride` 1) of at least a stretch, elements of 1, 2, 4 or 8 bytes, and at most 64 bytes
+/// of positions times width (so every position fits a byte).
+fn select_fits<E>(g: &StridedRows) -> bool {
     let width = std::mem::size_of::<E>();
-    std::mem::size_of::<I>() == 4
-        && g.inner_stride == 1
+    g.inner_stride == 1
         && g.axis_stride != 0
         && matches!(width, 1 | 2 | 4 | 8)
         && g.axis_size >= 1
-        && g.axis_size.saturating_mul(width) <= SELECT_MAX_POSITION_BYTES
+        && g.axis_size.saturating_mul(width) <= 64
         && g.row_len >= STRETCH
+}
+
+/// Whether selection takes the rows `g` of elements `E` with index values `I` in a call of
+/// `traffic`: rows [`gather_rows_select`] can run ([`select_fits`]) with int32 values and at most
+/// [`SELECT_MAX_POSITION_BYTES`] of positions times width, or whose positions no other row reads
+/// (`positions_read_once`), of 4- or 8-byte elements, from at most [`STREAMED_MAX_POSITIONS`]
+/// positions, in a call whose traffic leaves the L3 (not [`DataTraffic::Cached`]).
+pub(super) fn select_takes<E, I: IndexElement>(g: &StridedRows, traffic: DataTraffic) -> bool {
+    let width = std::mem::size_of::<E>();
+    let narrow = std::mem::size_of::<I>() == 4
+        && g.axis_size.saturating_mul(width) <= SELECT_MAX_POSITION_BYTES;
+    let streamed = g.positions_read_once
+        && traffic != DataTraffic::Cached
+        && matches!(width, 4 | 8)
+        && g.axis_size <= STREAMED_MAX_POSITIONS;
+    select_fits::<E>(g) && (narrow || streamed)
 }
 
 /// The rows `g` describes, read across the axis from `slab` (which starts at `g.base`):
@@ -63,7 +100,7 @@ pub(super) fn select_takes<E, I: IndexElement>(g: &StridedRows) -> bool {
 /// value was in `[-axis_size, axis_size - 1]`.
 ///
 /// # Safety
-/// The CPU has AVX2; [`select_takes`] holds for `E` and `g`; `idx` and `out` hold `rows *
+/// The CPU has AVX2; [`select_fits`] holds for `E` and `g`; `idx` and `out` hold `rows *
 /// row_len` elements; when `rows > 0`, `(rows - 1) * row_stride + (row_len - 1) + (axis_size - 1)
 /// * axis_stride < slab.len()`.
 #[target_feature(enable = "avx2")]
@@ -73,7 +110,7 @@ pub(super) unsafe fn gather_rows_select<E: RawElement, I: IndexElement>(
     idx: &[I],
     out: &mut [MaybeUninit<E>],
 ) -> bool {
-    debug_assert!(select_takes::<E, I>(g));
+    debug_assert!(select_fits::<E>(g));
     debug_assert!(idx.len() == g.rows * g.row_len && out.len() == g.rows * g.row_len);
     debug_assert!(
         g.rows == 0
@@ -135,8 +172,12 @@ unsafe fn row<E: RawElement, I: IndexElement>(
         let mut j = 0;
         while j + STRETCH <= n {
             // SAFETY: values j..j + 32 are readable (j + 32 <= n = values.len()); `I` is i32
-            // (`select_takes`: the one index type of 4 bytes).
-            let positions = checks.stretch(values.as_ptr().add(j).cast::<i32>());
+            // where it is 4 bytes wide, i64 otherwise (the two index types).
+            let positions = if std::mem::size_of::<I>() == 4 {
+                checks.stretch(values.as_ptr().add(j).cast::<i32>())
+            } else {
+                checks.stretch_wide(values.as_ptr().add(j).cast::<i64>())
+            };
             let mut window = first_window;
             for v in 0..width {
                 // The position of the element each byte of this 32-byte piece belongs to.
@@ -235,15 +276,39 @@ impl IndexChecks {
                 self.seen = _mm256_max_epu32(self.seen, p);
                 *out = p;
             }
-            // The packs saturate as unsigned: a negative dword (a value below `-size`) becomes 0,
-            // position 0's, which every element starts from anyway; one above 255 becomes 255,
-            // a word above 32767 (read as negative) 0. Neither is a position above 0.
-            let ab = _mm256_packus_epi32(dwords[0], dwords[1]);
-            let cd = _mm256_packus_epi32(dwords[2], dwords[3]);
-            let bytes = _mm256_packus_epi16(ab, cd);
-            // The packs work within 128-bit halves: the result's dwords hold elements 0-3, 8-11,
-            // 16-19, 24-27, 4-7, 12-15, 20-23, 28-31; put them in order.
-            _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            positions_as_bytes(dwords)
+        }
+    }
+
+    /// [`IndexChecks::stretch`] for 32 int64 values: each resolved and range-checked as a whole
+    /// quadword, an out-of-range one made the dword -1 (no position, and above every size for
+    /// the check), then narrowed to its low dword.
+    ///
+    /// # Safety
+    /// AVX2; 32 values are readable at `values`; `size <= 255`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn stretch_wide(&mut self, values: *const i64) -> __m256i {
+        #[allow(unused_unsafe)]
+        // SAFETY: AVX2; the loads are of the 32 values the contract makes readable.
+        unsafe {
+            let v = values.cast::<__m256i>();
+            let size_q = _mm256_set1_epi64x(self.size as i64);
+            let mut dwords = [_mm256_setzero_si256(); 4];
+            for (k, out) in dwords.iter_mut().enumerate() {
+                // The low dwords of two vectors of 4 quadwords: a0 a1 b0 b1 | a2 a3 b2 b3, then
+                // in order.
+                let a = resolved_quadwords(_mm256_loadu_si256(v.add(2 * k)), size_q);
+                let b = resolved_quadwords(_mm256_loadu_si256(v.add(2 * k + 1)), size_q);
+                let low = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(
+                    _mm256_castsi256_ps(a),
+                    _mm256_castsi256_ps(b),
+                ));
+                let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(low);
+                self.seen = _mm256_max_epu32(self.seen, p);
+                *out = p;
+            }
+            positions_as_bytes(dwords)
         }
     }
 
@@ -259,6 +324,46 @@ impl IndexChecks {
             let same = _mm256_cmpeq_epi32(clamped, self.seen);
             _mm256_movemask_epi8(same) == -1
         }
+    }
+}
+
+/// Four int64 values resolved against `size` (broadcast in `size_q`): a negative one counts from
+/// the back; one outside `[0, size)` after that becomes all ones. Compared as whole quadwords, so
+/// no high bits are lost before the narrowing.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn resolved_quadwords(x: __m256i, size_q: __m256i) -> __m256i {
+    #[allow(unused_unsafe)]
+    // SAFETY: AVX2 (this function's contract); the intrinsics only work on registers.
+    unsafe {
+        let zero = _mm256_setzero_si256();
+        let p = _mm256_add_epi64(x, _mm256_and_si256(_mm256_cmpgt_epi64(zero, x), size_q));
+        let inside =
+            _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, p), _mm256_cmpgt_epi64(size_q, p));
+        // Outside, `p` is cleared and the inverse of `inside` (all ones) put in its place.
+        _mm256_or_si256(
+            _mm256_and_si256(p, inside),
+            _mm256_xor_si256(inside, _mm256_set1_epi8(-1)),
+        )
+    }
+}
+
+/// 32 positions (four vectors of 8 dwords, in order) as 32 bytes, in order.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn positions_as_bytes(dwords: [__m256i; 4]) -> __m256i {
+    #[allow(unused_unsafe)]
+    // SAFETY: AVX2 (this function's contract); the intrinsics only work on registers.
+    unsafe {
+        // The packs saturate as unsigned: a negative dword (a value below `-size`) becomes 0,
+        // position 0's, which every element starts from anyway; one above 255 becomes 255,
+        // a word above 32767 (read as negative) 0. Neither is a position above 0.
+        let ab = _mm256_packus_epi32(dwords[0], dwords[1]);
+        let cd = _mm256_packus_epi32(dwords[2], dwords[3]);
+        let bytes = _mm256_packus_epi16(ab, cd);
+        // The packs work within 128-bit halves: the result's dwords hold elements 0-3, 8-11,
+        // 16-19, 24-27, 4-7, 12-15, 20-23, 28-31; put them in order.
+        _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
     }
 }
 
@@ -278,39 +383,44 @@ mod tests {
             axis_stride,
             axis_size: positions,
             call_rows: rows,
+            positions_read_once: false,
         }
     }
 
-    /// Selection against the definition, for elements `E` made from their offset by `make`:
-    /// every position count it takes, rows with and without a tail, negative values, and a value
-    /// out of range (one past either end) in a stretch or in the tail.
-    fn check<E: RawElement + PartialEq + std::fmt::Debug>(make: impl Fn(usize) -> E) {
+    /// Selection against the definition, for elements `E` made from their offset by `make` and
+    /// index values `I`: every position count it can run, rows with and without a tail, negative
+    /// values, and a value out of range (one past either end, and int64 values whose low 32 bits
+    /// name a position) in a stretch or in the tail.
+    fn check<E, I>(make: impl Fn(usize) -> E)
+    where
+        E: RawElement + PartialEq + std::fmt::Debug,
+        I: IndexElement,
+    {
         if !std::arch::is_x86_feature_detected!("avx2") {
             return;
         }
         let width = std::mem::size_of::<E>();
+        let value = |v: i64| I::from_i64_truncating(v);
         let mut next = super::super::test_rng(0x9E37_79B9_7F4A_7C15);
-        for positions in 1..=SELECT_MAX_POSITION_BYTES / width {
+        for positions in 1..=64 / width {
             for row_len in [32, 33, 63, 64, 95, 200] {
                 let g = across(3, row_len, positions, 4 * row_len + 7);
-                assert!(select_takes::<E, i32>(&g), "{positions} x {row_len}");
-                assert!(!select_takes::<E, i64>(&g));
+                assert!(select_fits::<E>(&g), "{positions} x {row_len}");
                 let reach = 2 * g.row_stride + row_len + (positions - 1) * g.axis_stride;
                 let slab: Vec<E> = (0..reach).map(&make).collect();
                 let size = positions as i64;
-                let values: Vec<i32> = (0..3 * row_len)
-                    .map(|_| (next() % (2 * size as u64)) as i64 - size)
-                    .map(|v| v as i32)
+                let values: Vec<I> = (0..3 * row_len)
+                    .map(|_| value((next() % (2 * size as u64)) as i64 - size))
                     .collect();
                 let want: Vec<E> = (0..3 * row_len)
                     .map(|p| {
                         let (r, j) = (p / row_len, p % row_len);
-                        let q = (values[p] as i64 + size) % size;
+                        let q = (values[p].to_i64() + size) % size;
                         slab[r * g.row_stride + j + q as usize * g.axis_stride]
                     })
                     .collect();
                 let mut out = vec![MaybeUninit::<E>::uninit(); 3 * row_len];
-                // SAFETY: AVX2 (checked above); `select_takes` holds; values and out hold rows
+                // SAFETY: AVX2 (checked above); `select_fits` holds; values and out hold rows
                 // x row_len elements; the slab reaches the last row's last column at the last
                 // position.
                 let inside = unsafe { gather_rows_select(&slab, &g, &values, &mut out) };
@@ -319,52 +429,122 @@ mod tests {
                 let got: Vec<E> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
                 assert_eq!(got, want, "{positions} x {row_len}");
                 // One value out of range: the flag clears, wherever it is.
-                for (at, bad) in [
+                let mut bad = vec![
                     (5, size),
                     (row_len + 31, -size - 1),
                     (3 * row_len - 1, size),
-                ] {
+                ];
+                // Far outside; for int64, values whose low dword is a position (0 or 1).
+                let (min, max) = if std::mem::size_of::<I>() == 4 {
+                    (i32::MIN.into(), i32::MAX.into())
+                } else {
+                    (i64::MIN, i64::MAX)
+                };
+                bad.extend([(7, min), (40.min(3 * row_len - 1), max)]);
+                if std::mem::size_of::<I>() == 8 {
+                    bad.extend([(9, 1 << 32), (row_len + 1, (1 << 32) + 1), (12, -(1 << 32))]);
+                    bad.push((3 * row_len - 2, i64::MIN + 1));
+                }
+                for (at, v) in bad {
                     let mut bad_values = values.clone();
-                    bad_values[at] = bad as i32;
+                    bad_values[at] = value(v);
                     // SAFETY: as above.
                     let inside = unsafe { gather_rows_select(&slab, &g, &bad_values, &mut out) };
-                    assert!(!inside, "{positions} x {row_len}: {bad} at {at}");
+                    assert!(!inside, "{positions} x {row_len}: {v} at {at}");
+                    // The other elements are still the definition's; the bad one keeps
+                    // position 0's value (a tail element is left to the caller's error path).
+                    // SAFETY: every element was written.
+                    let got: Vec<E> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
+                    for (k, (g_k, w_k)) in got.iter().zip(&want).enumerate() {
+                        if k != at {
+                            assert_eq!(g_k, w_k, "{positions} x {row_len}: {v} at {at}, {k}");
+                        }
+                    }
                 }
-                // Values far outside select no position and still clear it.
-                let mut far = values.clone();
-                far[7] = i32::MIN;
-                far[40.min(3 * row_len - 1)] = i32::MAX;
-                // SAFETY: as above.
-                assert!(!unsafe { gather_rows_select(&slab, &g, &far, &mut out) });
             }
         }
     }
 
     #[test]
-    fn selection_matches_the_definition_for_every_width_it_takes() {
-        check(|i| (i * 7 + 1) as u8);
-        check(|i| (i * 7 + 1) as u16);
-        check(|i| (i as u32).wrapping_mul(2_654_435_761));
-        check(|i| [(i as u32).wrapping_mul(2_654_435_761), !(i as u32)]);
+    fn selection_matches_the_definition_for_every_width_and_index_type() {
+        check::<u8, i32>(|i| (i * 7 + 1) as u8);
+        check::<u16, i32>(|i| (i * 7 + 1) as u16);
+        check::<u32, i32>(|i| (i as u32).wrapping_mul(2_654_435_761));
+        check::<[u32; 2], i32>(|i| [(i as u32).wrapping_mul(2_654_435_761), !(i as u32)]);
+        check::<u8, i64>(|i| (i * 7 + 1) as u8);
+        check::<u16, i64>(|i| (i * 7 + 1) as u16);
+        check::<u32, i64>(|i| (i as u32).wrapping_mul(2_654_435_761));
+        check::<[u32; 2], i64>(|i| [(i as u32).wrapping_mul(2_654_435_761), !(i as u32)]);
     }
 
     #[test]
-    fn selection_takes_int32_rows_across_a_few_narrow_positions_only() {
+    fn selection_takes_int32_rows_across_a_few_narrow_positions() {
         let g = across(1, 64, 16, 100);
-        assert!(select_takes::<u8, i32>(&g));
-        assert!(!select_takes::<u16, i32>(&g));
-        assert!(select_takes::<u16, i32>(&across(1, 64, 8, 100)));
-        assert!(select_takes::<[u32; 2], i32>(&across(1, 64, 2, 100)));
-        assert!(!select_takes::<[u32; 2], i32>(&across(1, 64, 3, 100)));
-        // Sixteen-byte elements, int64 values, rows shorter than a stretch, rows along the axis.
-        assert!(!select_takes::<[u64; 2], i32>(&across(1, 64, 1, 100)));
-        assert!(!select_takes::<u8, i64>(&g));
-        assert!(!select_takes::<u8, i32>(&across(1, 31, 16, 100)));
-        let along = StridedRows {
-            inner_stride: 0,
-            axis_stride: 1,
-            ..g
+        for traffic in [
+            DataTraffic::Cached,
+            DataTraffic::Spans,
+            DataTraffic::FirstReads,
+        ] {
+            assert!(select_takes::<u8, i32>(&g, traffic));
+            assert!(!select_takes::<u16, i32>(&g, traffic));
+            assert!(select_takes::<u16, i32>(&across(1, 64, 8, 100), traffic));
+            assert!(select_takes::<[u32; 2], i32>(
+                &across(1, 64, 2, 100),
+                traffic
+            ));
+            assert!(!select_takes::<[u32; 2], i32>(
+                &across(1, 64, 3, 100),
+                traffic
+            ));
+            // Sixteen-byte elements, int64 values, rows shorter than a stretch, rows along the
+            // axis.
+            assert!(!select_takes::<[u64; 2], i32>(
+                &across(1, 64, 1, 100),
+                traffic
+            ));
+            assert!(!select_takes::<u8, i64>(&g, traffic));
+            assert!(!select_takes::<u8, i32>(&across(1, 31, 16, 100), traffic));
+            let along = StridedRows {
+                inner_stride: 0,
+                axis_stride: 1,
+                ..g
+            };
+            assert!(!select_takes::<u8, i32>(&along, traffic));
+        }
+    }
+
+    #[test]
+    fn rows_that_read_their_positions_once_from_memory_take_selection_with_either_index_type() {
+        let once = |positions: usize| StridedRows {
+            positions_read_once: true,
+            ..across(1, 1 << 20, positions, 1 << 20)
         };
-        assert!(!select_takes::<u8, i32>(&along));
+        for traffic in [DataTraffic::Spans, DataTraffic::FirstReads] {
+            for positions in 1..=STREAMED_MAX_POSITIONS {
+                assert!(select_takes::<u32, i64>(&once(positions), traffic));
+                assert!(select_takes::<[u32; 2], i64>(&once(positions), traffic));
+                assert!(select_takes::<u32, i32>(&once(positions), traffic));
+                assert!(select_takes::<[u32; 2], i32>(&once(positions), traffic));
+            }
+            // More positions than streams the prefetchers follow; narrow elements; rows whose
+            // positions other rows read too.
+            assert!(!select_takes::<u32, i64>(
+                &once(STREAMED_MAX_POSITIONS + 1),
+                traffic
+            ));
+            assert!(!select_takes::<u16, i64>(&once(4), traffic));
+            assert!(!select_takes::<u8, i64>(&once(8), traffic));
+            let shared = StridedRows {
+                positions_read_once: false,
+                ..once(4)
+            };
+            assert!(!select_takes::<u32, i64>(&shared, traffic));
+        }
+        // Data that stays in the L3 keeps the other loops.
+        assert!(!select_takes::<u32, i64>(&once(4), DataTraffic::Cached));
+        assert!(!select_takes::<[u32; 2], i32>(
+            &once(4),
+            DataTraffic::Cached
+        ));
     }
 }

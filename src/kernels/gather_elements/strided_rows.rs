@@ -33,6 +33,11 @@ pub(super) struct StridedRows {
     /// Rows of the whole call, of which these are some: with the axis, they tell whether the
     /// call's reads stay in a core's L2 from call to call.
     pub(super) call_rows: usize,
+    /// Whether no other row of the call reads these rows' positions: the indices have one
+    /// position along the axis, so each element's stretch of positions is read once per call
+    /// (see [`select::select_takes`]).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(super) positions_read_once: bool,
 }
 
 /// Elements a row's reads can reach, from its first element to the last position of its last
@@ -247,7 +252,7 @@ impl StridedRows {
         #[cfg(target_arch = "x86_64")]
         let lanes_lookahead = lanes::values_ahead_of_reads::<E>(&self, traffic);
         #[cfg(target_arch = "x86_64")]
-        let gather_loop = if select::select_takes::<E, I>(&self) && isa::avx2() {
+        let gather_loop = if select::select_takes::<E, I>(&self, traffic) && isa::avx2() {
             RowsLoop::Select
         } else if isa::gather_instructions()
             && gathers::gathers_take::<E, I>(&self)
@@ -376,7 +381,7 @@ impl<E: RawElement> RowsInSlab<'_, E> {
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Select => {
                 // SAFETY: `chosen_where` picks selection only where the CPU has AVX2 and
-                // `select_takes` holds for `g`, `E` and `I`; `idx` and `out` hold rows * row_len
+                // `select_takes` (so `select_fits`) holds for `g` and `E`; `idx` and `out` hold rows * row_len
                 // elements (checked above), and the slab ends at the last element the rows can
                 // reach (`in_data`).
                 let inside = unsafe { select::gather_rows_select(self.slab, g, idx, out) };
@@ -757,6 +762,7 @@ pub(super) mod tests {
             axis_stride: 1,
             axis_size,
             call_rows: rows,
+            positions_read_once: false,
         }
     }
 
@@ -815,6 +821,7 @@ pub(super) mod tests {
             axis_stride,
             axis_size: positions,
             call_rows: 1,
+            positions_read_once: false,
         }
     }
 
@@ -834,6 +841,7 @@ pub(super) mod tests {
             axis_stride: columns,
             axis_size: positions,
             call_rows: 8,
+            positions_read_once: false,
         };
         let rows = geometry.chosen::<u32, i64>(DataTraffic::Spans);
         // On x86-64 with AVX2 a vector loop (the lanes, or the gathers where they pay) takes them.
@@ -947,6 +955,21 @@ pub(super) mod tests {
                 assert_eq!(four.gather_loop, RowsLoop::Select);
                 let five = int32_loop(row_across(4096, 5, 1 << 20), 4);
                 assert_ne!(five.gather_loop, RowsLoop::Select);
+                // Rows whose positions no other row reads take it with int64 values too, from
+                // 8 positions of f32 or f64, where the call's traffic leaves the L3.
+                let once = StridedRows {
+                    positions_read_once: true,
+                    ..row_across(4096, 8, 1 << 20)
+                };
+                for traffic in [DataTraffic::Spans, DataTraffic::FirstReads] {
+                    let f32_loop = once.chosen_where::<u32, i64>(traffic, || pay).gather_loop;
+                    let f64_loop = once
+                        .chosen_where::<[u32; 2], i64>(traffic, || pay)
+                        .gather_loop;
+                    assert_eq!((f32_loop, f64_loop), (RowsLoop::Select, RowsLoop::Select));
+                }
+                let cached = once.chosen_where::<u32, i64>(DataTraffic::Cached, || pay);
+                assert_ne!(cached.gather_loop, RowsLoop::Select);
             }
         }
         // Whatever the loop, the 1-D gather reads what it should and stops at a bad value.
@@ -973,6 +996,7 @@ pub(super) mod tests {
         let w1 = rows_along(4, 512, 512);
         let w1 = StridedRows {
             call_rows: 1 << 15,
+            positions_read_once: false,
             ..w1
         };
         #[cfg(target_arch = "x86_64")]
@@ -1118,6 +1142,7 @@ pub(super) mod tests {
             assert_eq!(rows_along(129, 2048, 2048).next_row_lines_per_piece(4), 2);
             let in_a_larger_call = StridedRows {
                 call_rows: 256,
+                positions_read_once: false,
                 ..rows_along(128, 2048, 2048)
             };
             assert_eq!(in_a_larger_call.next_row_lines_per_piece(4), 2);

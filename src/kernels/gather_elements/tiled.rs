@@ -109,6 +109,7 @@ impl ElementsKernel {
                             axis_stride: width,
                             axis_size: self.axis_size,
                             call_rows: self.rows,
+                            positions_read_once: false,
                         };
                         (&packed, geometry)
                     } else {
@@ -121,6 +122,7 @@ impl ElementsKernel {
                             axis_stride: self.axis_stride,
                             axis_size: self.axis_size,
                             call_rows: self.rows,
+                            positions_read_once: false,
                         };
                         (data, geometry)
                     };

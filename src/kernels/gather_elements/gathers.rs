@@ -14,9 +14,9 @@
 //! rows of 512 f32 along the last axis (W1) 0.80-0.93x with int64 indices and 0.77-0.85x with
 //! int32, rows of 725 int32 0.74-0.93x, of 64 f32 0.81-0.89x, of 128 f64 with int32 indices
 //! 0.97-1.02x, tiles of 8 KiB across an axis 0.79-0.89x; but 1-D gathers from 4-64 MB 1.00-1.14x.
-//! Also rows across the axis from at most [`GATHER_ACROSS_POSITIONS_MAX`] positions, elements of
-//! 1-4 bytes, at any span up to 2 GiB: each position's reads are a sequential stream, which the
-//! hardware prefetchers bring into L1 ahead of the gathers.
+//! Also, on Intel's cores, rows across the axis from at most [`GATHER_ACROSS_POSITIONS_MAX`]
+//! positions, elements of 1-4 bytes, at any span up to 2 GiB: each position's reads are a
+//! sequential stream, which the hardware prefetchers bring into L1 ahead of the gathers.
 //! All of this holds only on cores whose gather instructions are fast: on an AMD Zen 4 they lose
 //! to the other loops even in L1, so a race run once per process decides whether the rows these
 //! rules admit take them at all ([`super::gather_speed`]).
@@ -64,6 +64,14 @@ const GATHER_SPAN_MAX_BYTES: usize = 32 << 10;
 /// 1.11x (16 MB). Eight-byte elements gain nothing (float64 from 8 positions 0.99x) or lose
 /// (rows of 78 from 5 positions, 135 apart: 1.18-1.20x, where the same rows of 1, 2 and 4 bytes
 /// took 0.80-0.86x; two builds).
+/// Only on Intel's cores ([`crate::kernels::isa::intel_core`]): on an AMD Zen 4 (1 MiB of L2; one build, the
+/// gathers forced on and off between alternating calls), ONNX Runtime's time over gatherkit's
+/// without / with them, 1 thread: one row of a million f32 from 8 positions 0.89x / 0.60x, from
+/// 12 0.90x / 0.74x, of float16 from 4 0.85x / 0.69x, of 206971 float16 from 26 0.87-0.91x /
+/// 0.81-0.85x, 2 rows of 300000 f32 from 32 2.25x / 1.78x, 4 rows of a million uint8 from 16
+/// 1.80x / 1.80x, int16 from 8 1.36x / 1.42x. There the race of [`super::gather_speed`] keeps
+/// the gathers in some processes (it times rows along the axis, which they can win), and these
+/// rows then lost.
 const GATHER_ACROSS_POSITIONS_MAX: usize = 32;
 
 /// The most bytes a row's reads may span for the gather instructions: the lanes compute their
@@ -139,6 +147,13 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// arithmetic needs).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
+    gathers_take_on::<E, I>(g, crate::kernels::isa::intel_core())
+}
+
+/// [`gathers_take`] on an Intel core (`intel`) or another: rows across from few positions at any
+/// span only on Intel's ([`GATHER_ACROSS_POSITIONS_MAX`]).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn gathers_take_on<E, I: IndexElement>(g: &StridedRows, intel: bool) -> bool {
     let element_size = std::mem::size_of::<E>();
     // Rows of elements of at most 4 bytes ask for the next row's lines themselves (see
     // `NEXT_ROW_MAX_ELEMENT_BYTES`); others leave rows that want them to the block loop.
@@ -159,7 +174,7 @@ pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
         && (span_bytes <= GATHER_SPAN_MAX_BYTES
             || (element_size <= GATHER_L2_MAX_ELEMENT_BYTES
                 && reads_hit_l2(g, element_size, span_bytes, along))
-            || (across && element_size <= 4 && g.axis_size <= GATHER_ACROSS_POSITIONS_MAX))
+            || (intel && across && element_size <= 4 && g.axis_size <= GATHER_ACROSS_POSITIONS_MAX))
         && span_bytes <= GATHER_OFFSET_MAX_BYTES
         && (element_size >= 4 || span_bytes >= 4)
         && lanes_take::<I>(g.axis_size)
@@ -219,7 +234,8 @@ static NO_COLUMNS: LaneColumns<[u64; 8]> = LaneColumns([0; 8]);
 /// `[-axis_size, axis_size - 1]` (a value outside reads position 0).
 ///
 /// # Safety
-/// The CPU has AVX-512F and AVX-512VL; [`gathers_take`] holds for `E`, `I` and `g`; `idx` and
+/// The CPU has AVX-512F and AVX-512VL; [`gathers_take`] holds for `E`, `I` and `g` (on some core:
+/// [`gathers_take_on`] with either answer); `idx` and
 /// `out` hold `rows * row_len` elements; when `rows > 0`, `(rows - 1) * row_stride + (row_len -
 /// 1) * inner_stride + (axis_size - 1) * axis_stride < slab.len()`.
 #[cfg(target_arch = "x86_64")]
@@ -232,7 +248,7 @@ pub(super) unsafe fn gather_rows_avx512<E: RawElement, I: IndexElement>(
 ) -> bool {
     let (rows, row_len, size) = (g.rows, g.row_len, g.axis_size);
     let across = g.inner_stride != 0;
-    debug_assert!(gathers_take::<E, I>(g));
+    debug_assert!(gathers_take_on::<E, I>(g, true));
     debug_assert!(idx.len() == rows * row_len && out.len() == rows * row_len);
     debug_assert!(rows == 0 || g.reach() <= slab.len());
     let lanes = lanes_per_vector::<E, I>();
@@ -1029,30 +1045,37 @@ mod tests {
     }
 
     #[test]
-    fn rows_across_from_few_positions_take_the_gather_instructions_at_any_span() {
+    fn rows_across_from_few_positions_take_the_gather_instructions_at_any_span_on_intel_cores() {
         // A sweep GatherElements: 50 rows of 2069 f32 from 2 positions 212624 apart (850 KB).
         let sweep = rows_across(50, 2069, 2192, 2, 212_624);
-        assert!(gathers_take::<f32, i64>(&sweep));
+        assert!(gathers_take_on::<f32, i64>(&sweep, true));
         // Up to 32 positions; 33 read too many streams at once where their span (1 MiB + 32
         // KiB) is beyond a core's L2, and hit it where it is not.
         let streams = |positions| rows_across(4, 8192, 8192, positions, 32_768);
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            assert!(gathers_take::<u8, i32>(&streams(32)));
-            assert!(!gathers_take::<u8, i32>(&streams(33)));
+            assert!(gathers_take_on::<u8, i32>(&streams(32), true));
+            assert!(!gathers_take_on::<u8, i32>(&streams(33), true));
+            // On Intel's cores only: 8 positions 1 MiB apart.
+            let apart = rows_across(4, 8192, 8192, 8, 1 << 20);
+            assert!(gathers_take_on::<u8, i32>(&apart, true));
+            assert!(!gathers_take_on::<u8, i32>(&apart, false));
         });
         crate::kernels::cache::with_l2_bytes(2 << 20, || {
-            assert!(gathers_take::<u8, i32>(&streams(33)));
+            assert!(gathers_take_on::<u8, i32>(&streams(33), true));
         });
         // Eight-byte elements only from a span an L1 holds: rows of 78 from 5 positions.
         let apart = |axis_stride| rows_across(8, 78, 135, 5, axis_stride);
-        assert!(!gathers_take::<f64, i32>(&apart(92_880)));
-        assert!(gathers_take::<f64, i32>(&apart(500)));
-        assert!(gathers_take::<f32, i32>(&apart(92_880)));
+        for intel in [true, false] {
+            assert!(!gathers_take_on::<f64, i32>(&apart(92_880), intel));
+            assert!(gathers_take_on::<f64, i32>(&apart(500), intel));
+        }
+        assert!(gathers_take_on::<f32, i32>(&apart(92_880), true));
+        assert!(!gathers_take_on::<f32, i32>(&apart(92_880), false));
         // Offsets past what 32-bit lanes hold: 2 positions 2^30 elements apart, 2 or 4 bytes.
         let far = rows_across(1, 64, 64, 2, 1 << 30);
-        assert!(gathers_take::<u8, i64>(&far));
-        assert!(!gathers_take::<u16, i64>(&far));
-        assert!(!gathers_take::<f32, i64>(&far));
+        assert!(gathers_take_on::<u8, i64>(&far, true));
+        assert!(!gathers_take_on::<u16, i64>(&far, true));
+        assert!(!gathers_take_on::<f32, i64>(&far, true));
     }
 
     #[test]
@@ -1217,7 +1240,7 @@ mod tests {
                 (tile_across(2, row_len, 1), 1),
                 (rows_across(3, row_len, 50, 4, far_apart), 4),
             ] {
-                assert!(gathers_take::<E, I>(&g));
+                assert!(gathers_take_on::<E, I>(&g, true));
                 if std::mem::size_of::<E>() <= 4 && g.axis_stride == far_apart {
                     let span = g.read_span() * std::mem::size_of::<E>();
                     assert!(span > GATHER_SPAN_MAX_BYTES, "{span}: not far apart");

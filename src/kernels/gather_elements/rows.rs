@@ -296,7 +296,11 @@ fn gather_at<E: RawElement, I: IndexElement>(
     // Cannot panic: the rows' values follow `first` in indices (which holds every row's), as
     // many as `out` has elements.
     let idx = &indices[first..first + out.len()];
-    let rows = geometry.chosen::<E, I>(traffic);
+    let rows = if geometry.revisit_stretches_in_l2(std::mem::size_of::<E>()) {
+        geometry.chosen_by_footprint::<E, I>()
+    } else {
+        geometry.chosen::<E, I>(traffic)
+    };
     gather_strided_rows::<E, I>(data, &rows, idx, out, copy).map_err(|j| BadIndex {
         position: first + j,
         value: idx[j].to_i64(),
@@ -321,6 +325,19 @@ mod tests {
         assert!(read_once(&[3, 8, 1000], &[3, 1, 900], 1));
         assert!(!read_once(&[8, 1000], &[2, 1000], 0));
         assert!(!read_once(&[3, 8, 1000], &[3, 8, 1000], 1));
+    }
+
+    #[test]
+    fn runs_along_an_axis_of_the_indices_revisit_their_stretches() {
+        // Sweep seed 272's configuration 39: int16 [42, 61005] along axis 0, indices [42, 6809].
+        let kernel = ElementsKernel::new(&[42, 61005], &[42, 6809], 0, 2);
+        assert_eq!(kernel.traversal(), ElementsTraversal::Rows);
+        let (count, stride) = kernel.run_shape();
+        let run = kernel.rows_from(0, stride, count, kernel.row_len);
+        assert_eq!((run.rows, run.row_stride), (42, 0));
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            assert!(run.revisit_stretches_in_l2(2));
+        });
     }
 
     #[test]

@@ -201,6 +201,58 @@ static void ge_short_runs_ahead(void) {
     CHECK(wrong == 0);
 }
 
+/* GatherElements along axis 0 of a [8, 600000] float tensor with int64 indices one position long
+ * along it ([1, 600000]): no other row reads a row's positions, and the call moves more than the
+ * L3 keeps, so each position's stretch is read in order and blended in (selection with int64
+ * values; on cores other than Intel's). */
+#define ONCE_COLS 600000
+/* 8 * ONCE_COLS floats: this scenario's data, and the next one's (5 MB of int16). */
+static float *wide_data;
+
+static void ge_positions_read_once(void) {
+    const int64_t shape[2] = {8, ONCE_COLS};
+    const int64_t ishape[2] = {1, ONCE_COLS};
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    float *data = wide_data;
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, shape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, ishape, big_indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, ishape, big_out);
+    int64_t at;
+    int wrong = 0;
+    for (at = 0; at < 8 * ONCE_COLS; at++) data[at] = (float)(at % 1000003);
+    for (at = 0; at < ONCE_COLS; at++) big_indices[at] = (at * 7919) % 16 - 8;
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, 0, &o, &opts)), GK_STATUS_OK, NULL);
+    for (at = 0; at < ONCE_COLS; at++) {
+        int64_t p = big_indices[at] < 0 ? big_indices[at] + 8 : big_indices[at];
+        wrong += big_out[at] != data[p * ONCE_COLS + at];
+    }
+    CHECK(wrong == 0);
+}
+
+/* GatherElements along axis 0 of an int16 [42, 61005] tensor with indices [42, 6809]: row order's
+ * rows read the same stretches one after another, from a footprint the L2 holds, and choose their
+ * loop by it (no reads asked for ahead). */
+static void ge_rows_revisit_stretches(void) {
+    const int64_t shape[2] = {42, 61005};
+    const int64_t ishape[2] = {42, 6809};
+    const int64_t n = 42 * 6809;
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    uint16_t *out = (uint16_t *)big_out, *data = (uint16_t *)wide_data;
+    gk_tensor d = make_tensor(GK_DTYPE_INT16, 2, shape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, ishape, big_indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_INT16, 2, ishape, out);
+    int64_t at;
+    int wrong = 0;
+    for (at = 0; at < 42 * 61005; at++) data[at] = (uint16_t)(at * 40503u);
+    for (at = 0; at < n; at++) big_indices[at] = (at * 7919) % 84 - 42;
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, 0, &o, &opts)), GK_STATUS_OK, NULL);
+    for (at = 0; at < n; at++) {
+        int64_t p = big_indices[at] < 0 ? big_indices[at] + 42 : big_indices[at];
+        wrong += out[at] != data[p * 61005 + at % 6809];
+    }
+    CHECK(wrong == 0);
+}
+
 static void ge_big_rows(void) { ge_big(1, BIG_COLS); }
 static void ge_big_strided(void) { ge_big(0, 8); }
 static void ge_big_tiled(void) { ge_big(0, BIG_ROWS); }
@@ -751,6 +803,8 @@ int main(void) {
         {"GatherElements tiled", ge_big_tiled},
         {"GatherElements outer axis, int32, selection", ge_big_outer_int32},
         {"GatherElements short runs, rows asked ahead", ge_short_runs_ahead},
+        {"GatherElements read once, int64, selection", ge_positions_read_once},
+        {"GatherElements rows revisiting stretches", ge_rows_revisit_stretches},
         {"GatherND k=1", nd_small},
         {"GatherND k=6 (run-time k)", nd_runtime_k},
         {"GatherND-8 batch_dims=1", nd_batched},
@@ -782,7 +836,10 @@ int main(void) {
     big_updates = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
     big_work = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
     ahead_data = malloc(sizeof(uint16_t) * AHEAD_ROWS * 30 * 30);
-    if (!big_data || !big_indices || !big_out || !big_updates || !big_work || !ahead_data) return 2;
+    wide_data = malloc(sizeof(float) * 8 * ONCE_COLS);
+    if (!big_data || !big_indices || !big_out || !big_updates || !big_work || !ahead_data ||
+        !wide_data)
+        return 2;
     for (k = 0; k < (size_t)AHEAD_ROWS * 30 * 30; k++) ahead_data[k] = (uint16_t)(k * 31 + 7);
     for (k = 0; k < (size_t)BIG_ROWS * BIG_COLS; k++) big_updates[k] = (float)(k % 1000) - 500.0f;
     for (k = 0; k < (size_t)BIG_ROWS * BIG_COLS; k++) big_data[k] = (float)k;
@@ -803,5 +860,6 @@ int main(void) {
     free(big_updates);
     free(big_work);
     free(ahead_data);
+    free(wide_data);
     return check_finish("test_small_stack");
 }

@@ -282,7 +282,8 @@ impl ElementsKernel {
 
 /// Gathers `geometry`'s rows, whose index values start at `indices[first]`, into `out`; a bad
 /// value's position counts from the call's first value. `traffic` is the call's
-/// ([`ElementsKernel::data_traffic`], see [`StridedRows::chosen`]).
+/// ([`ElementsKernel::data_traffic`], see [`StridedRows::chosen`]); runs that revisit their
+/// stretches in the L2 go by their footprint instead ([`StridedRows::chosen_by_footprint`]).
 #[inline(always)]
 fn gather_at<E: RawElement, I: IndexElement>(
     data: &[E],

@@ -64,18 +64,26 @@ pub(super) const SELECT_MAX_POSITION_BYTES: usize = 16;
 /// Narrower elements gain nothing (float16 from 4, int64 values: 1.84x / 1.59x), nor do calls
 /// whose data stays in the L3 (f32 from 8, 4 MB: 0.97x / 0.99x; f64 from 4, 9.6 MB: 1.25x /
 /// 1.16x), nor rows that share their positions (3 output rows of f32 from 8: 1.33x / 1.14x).
+/// Not on Intel's cores, where it was not measured: there the AVX-512 gathers take such rows of
+/// 4-byte elements (see `gathers::GATHER_ACROSS_POSITIONS_MAX`), measured faster than the other
+/// loops on an Intel Xeon.
 const STREAMED_MAX_POSITIONS: usize = 8;
 
+/// The most bytes of positions times width [`gather_rows_select`] can take: each position fits a
+/// byte many times over. The rules that admit rows stay well below it (16 bytes, or
+/// [`STREAMED_MAX_POSITIONS`] of 8 bytes).
+const SELECT_FITS_MAX_POSITION_BYTES: usize = 64;
+
 /// Whether [`gather_rows_select`] can run the rows `g` of elements `E`: rows across the axis
-/// (`inner_stride` 1) of at least a stretch, elements of 1, 2, 4 or 8 bytes, and at most 64 bytes
-/// of positions times width (so every position fits a byte).
+/// (`inner_stride` 1) of at least a stretch, elements of 1, 2, 4 or 8 bytes, and at most
+/// [`SELECT_FITS_MAX_POSITION_BYTES`] of positions times width.
 fn select_fits<E>(g: &StridedRows) -> bool {
     let width = std::mem::size_of::<E>();
     g.inner_stride == 1
         && g.axis_stride != 0
         && matches!(width, 1 | 2 | 4 | 8)
         && g.axis_size >= 1
-        && g.axis_size.saturating_mul(width) <= 64
+        && g.axis_size.saturating_mul(width) <= SELECT_FITS_MAX_POSITION_BYTES
         && g.row_len >= STRETCH
 }
 
@@ -83,12 +91,19 @@ fn select_fits<E>(g: &StridedRows) -> bool {
 /// `traffic`: rows [`gather_rows_select`] can run ([`select_fits`]) with int32 values and at most
 /// [`SELECT_MAX_POSITION_BYTES`] of positions times width, or whose positions no other row reads
 /// (`positions_read_once`), of 4- or 8-byte elements, from at most [`STREAMED_MAX_POSITIONS`]
-/// positions, in a call whose traffic leaves the L3 (not [`DataTraffic::Cached`]).
+/// positions, in a call whose traffic leaves the L3 (not [`DataTraffic::Cached`]), on cores other
+/// than Intel's.
 pub(super) fn select_takes<E, I: IndexElement>(g: &StridedRows, traffic: DataTraffic) -> bool {
+    select_takes_on::<E, I>(g, traffic, crate::kernels::isa::intel_core())
+}
+
+/// [`select_takes`] on an Intel core (`intel`) or another.
+fn select_takes_on<E, I: IndexElement>(g: &StridedRows, traffic: DataTraffic, intel: bool) -> bool {
     let width = std::mem::size_of::<E>();
     let narrow = std::mem::size_of::<I>() == 4
         && g.axis_size.saturating_mul(width) <= SELECT_MAX_POSITION_BYTES;
-    let streamed = g.positions_read_once
+    let streamed = !intel
+        && g.positions_read_once
         && traffic != DataTraffic::Cached
         && matches!(width, 4 | 8)
         && g.axis_size <= STREAMED_MAX_POSITIONS;
@@ -236,8 +251,8 @@ unsafe fn spread_bytes(width: usize) -> __m256i {
     unsafe { _mm256_loadu_si256(control.as_ptr().cast()) }
 }
 
-/// A stretch's 32 int32 index values made positions, one byte each, and the running check of
-/// their range.
+/// A stretch's 32 index values (int32 or int64) made positions, one byte each, and the running
+/// check of their range.
 struct IndexChecks {
     size: usize,
     /// The largest position seen, unsigned, per lane: a value outside the range leaves one of
@@ -451,10 +466,12 @@ mod tests {
                     // SAFETY: as above.
                     let inside = unsafe { gather_rows_select(&slab, &g, &bad_values, &mut out) };
                     assert!(!inside, "{positions} x {row_len}: {v} at {at}");
-                    // The other elements are still the definition's; the bad one keeps
-                    // position 0's value (a tail element is left to the caller's error path).
+                    // The other elements are still the definition's; the bad one holds
+                    // position 0's value, read by no index value.
                     // SAFETY: every element was written.
                     let got: Vec<E> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
+                    let (r, j) = (at / row_len, at % row_len);
+                    assert_eq!(got[at], slab[r * g.row_stride + j], "{v} at {at}");
                     for (k, (g_k, w_k)) in got.iter().zip(&want).enumerate() {
                         if k != at {
                             assert_eq!(g_k, w_k, "{positions} x {row_len}: {v} at {at}, {k}");
@@ -519,12 +536,30 @@ mod tests {
             positions_read_once: true,
             ..across(1, 1 << 20, positions, 1 << 20)
         };
+        let takes = |g: &StridedRows, width: usize, wide: bool, traffic| match (width, wide) {
+            (1, _) => select_takes_on::<u8, i64>(g, traffic, false),
+            (2, _) => select_takes_on::<u16, i64>(g, traffic, false),
+            (4, true) => select_takes_on::<u32, i64>(g, traffic, false),
+            (4, false) => select_takes_on::<u32, i32>(g, traffic, false),
+            (_, true) => select_takes_on::<[u32; 2], i64>(g, traffic, false),
+            (_, false) => select_takes_on::<[u32; 2], i32>(g, traffic, false),
+        };
         for traffic in [DataTraffic::Spans, DataTraffic::FirstReads] {
             for positions in 1..=STREAMED_MAX_POSITIONS {
-                assert!(select_takes::<u32, i64>(&once(positions), traffic));
-                assert!(select_takes::<[u32; 2], i64>(&once(positions), traffic));
-                assert!(select_takes::<u32, i32>(&once(positions), traffic));
-                assert!(select_takes::<[u32; 2], i32>(&once(positions), traffic));
+                for (width, wide) in [(4, true), (4, false), (8, true), (8, false)] {
+                    assert!(takes(&once(positions), width, wide, traffic));
+                }
+                // Not on Intel's cores.
+                assert!(!select_takes_on::<u32, i64>(
+                    &once(positions),
+                    traffic,
+                    true
+                ));
+                assert!(!select_takes_on::<[u32; 2], i64>(
+                    &once(positions),
+                    traffic,
+                    true
+                ));
             }
             // More positions than streams the prefetchers follow; narrow elements; rows whose
             // positions other rows read too.

@@ -65,13 +65,13 @@ const GATHER_SPAN_MAX_BYTES: usize = 32 << 10;
 /// (rows of 78 from 5 positions, 135 apart: 1.18-1.20x, where the same rows of 1, 2 and 4 bytes
 /// took 0.80-0.86x; two builds).
 /// Only on Intel's cores ([`crate::kernels::isa::intel_core`]): on an AMD Zen 4 (1 MiB of L2;
-/// one build, the gathers forced on and off between alternating calls), ONNX Runtime's time over gatherkit's
-/// without / with them, 1 thread: one row of a million f32 from 8 positions 0.89x / 0.60x, from
-/// 12 0.90x / 0.74x, of float16 from 4 0.85x / 0.69x, of 206971 float16 from 26 0.87-0.91x /
-/// 0.81-0.85x, 2 rows of 300000 f32 from 32 2.25x / 1.78x, 4 rows of a million uint8 from 16
-/// 1.80x / 1.80x, int16 from 8 1.36x / 1.42x. There the race of [`super::gather_speed`] keeps
-/// the gathers in some processes (it times rows along the axis, which they can win), and these
-/// rows then lost.
+/// one build, the gathers forced on and off between alternating calls), ONNX Runtime's time
+/// over gatherkit's without / with them, 1 thread: one row of a million f32 from 8 positions
+/// 0.89x / 0.60x, from 12 0.90x / 0.74x, of float16 from 4 0.85x / 0.69x, of 206971 float16 from
+/// 26 0.87-0.91x / 0.81-0.85x, 2 rows of 300000 f32 from 32 2.25x / 1.78x, 4 rows of a million
+/// uint8 from 16 1.80x / 1.80x, int16 from 8 1.36x / 1.42x. There the race of
+/// [`super::gather_speed`] keeps the gathers in some processes (it times rows along the axis,
+/// which they can win), and these rows then lost.
 const GATHER_ACROSS_POSITIONS_MAX: usize = 32;
 
 /// The most bytes a row's reads may span for the gather instructions: the lanes compute their
@@ -142,9 +142,9 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// ([`GATHER_L2_MAX_ELEMENT_BYTES`]: across, a span the L2 holds whose lines the reads come back
 /// to; along, rows of at most [`ALONG_ROW_L2_SHARE`] of it that ask for their next row), or, on
 /// Intel's cores and for elements of at most 4 bytes, come across it from at most
-/// [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a doubleword, which narrow elements are read as, and at most
-/// [`GATHER_OFFSET_MAX_BYTES`]: every offset the lanes compute stays below 2^31, which their 32-bit
-/// arithmetic needs).
+/// [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a doubleword, which narrow
+/// elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]: every offset the lanes compute
+/// stays below 2^31, which their 32-bit arithmetic needs).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
     gathers_take_on::<E, I>(g, crate::kernels::isa::intel_core())

@@ -287,11 +287,9 @@ impl IndexChecks {
             let mut dwords = [_mm256_setzero_si256(); 4];
             for (k, out) in dwords.iter_mut().enumerate() {
                 let x = _mm256_loadu_si256(v.add(k));
-                let p = _mm256_add_epi32(x, _mm256_and_si256(_mm256_srai_epi32::<31>(x), size_v));
-                self.seen = _mm256_max_epu32(self.seen, p);
-                *out = p;
+                *out = _mm256_add_epi32(x, _mm256_and_si256(_mm256_srai_epi32::<31>(x), size_v));
             }
-            positions_as_bytes(dwords)
+            self.checked_bytes(dwords)
         }
     }
 
@@ -319,9 +317,22 @@ impl IndexChecks {
                     _mm256_castsi256_ps(a),
                     _mm256_castsi256_ps(b),
                 ));
-                let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(low);
+                *out = _mm256_permute4x64_epi64::<0b11_01_10_00>(low);
+            }
+            self.checked_bytes(dwords)
+        }
+    }
+
+    /// 32 resolved positions (four vectors of 8 dwords, in order) counted into the range check,
+    /// then made bytes ([`positions_as_bytes`]).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn checked_bytes(&mut self, dwords: [__m256i; 4]) -> __m256i {
+        #[allow(unused_unsafe)]
+        // SAFETY: AVX2 (this function's contract); the intrinsics only work on registers.
+        unsafe {
+            for p in dwords {
                 self.seen = _mm256_max_epu32(self.seen, p);
-                *out = p;
             }
             positions_as_bytes(dwords)
         }
@@ -417,7 +428,7 @@ mod tests {
         let width = std::mem::size_of::<E>();
         let value = |v: i64| I::from_i64_truncating(v);
         let mut next = super::super::test_rng(0x9E37_79B9_7F4A_7C15);
-        for positions in 1..=64 / width {
+        for positions in 1..=SELECT_FITS_MAX_POSITION_BYTES / width {
             for row_len in [32, 33, 63, 64, 95, 200] {
                 let g = across(3, row_len, positions, 4 * row_len + 7);
                 assert!(select_fits::<E>(&g), "{positions} x {row_len}");

@@ -409,8 +409,8 @@ impl<E: RawElement> RowsInSlab<'_, E> {
             RowsLoop::Select => {
                 // SAFETY: `chosen_where` picks selection only where the CPU has AVX2 and
                 // `select_takes` (so `select_fits`) holds for `g` and `E`; `idx` and `out` hold
-                // rows * row_len elements (checked above), and the slab ends at the last element the rows can
-                // reach (`in_data`).
+                // rows * row_len elements (checked above), and the slab ends at the last element
+                // the rows can reach (`in_data`).
                 let inside = unsafe { select::gather_rows_select(self.slab, g, idx, out) };
                 or_first_bad(inside, idx, g.axis_size)
             }

@@ -253,6 +253,31 @@ static void ge_rows_revisit_stretches(void) {
     CHECK(wrong == 0);
 }
 
+/* GatherElements along axis 1 of a float [8, 20000, 4] tensor with indices [8, 3000, 4] (box
+ * corners by anchor): rows of 4 across the axis, gathered by the block loop's unrolled loop for
+ * their length. */
+static void ge_short_rows_across(void) {
+    const int64_t shape[3] = {8, 20000, 4};
+    const int64_t ishape[3] = {8, 3000, 4};
+    const int64_t n = 8 * 3000 * 4;
+    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 1);
+    float *data = wide_data;
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 3, shape, data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 3, ishape, big_indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 3, ishape, big_out);
+    int64_t at;
+    int wrong = 0;
+    for (at = 0; at < 8 * 20000 * 4; at++) data[at] = (float)at;
+    for (at = 0; at < n; at++) big_indices[at] = (at * 7919) % 40000 - 20000;
+    CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, 1, &o, &opts)), GK_STATUS_OK, NULL);
+    for (at = 0; at < n; at++) {
+        int64_t b = at / (3000 * 4), c = at % 4;
+        int64_t p = big_indices[at] < 0 ? big_indices[at] + 20000 : big_indices[at];
+        wrong += big_out[at] != data[(b * 20000 + p) * 4 + c];
+    }
+    CHECK(wrong == 0);
+}
+
 static void ge_big_rows(void) { ge_big(1, BIG_COLS); }
 static void ge_big_strided(void) { ge_big(0, 8); }
 static void ge_big_tiled(void) { ge_big(0, BIG_ROWS); }
@@ -805,6 +830,7 @@ int main(void) {
         {"GatherElements short runs, rows asked ahead", ge_short_runs_ahead},
         {"GatherElements read once, int64, selection", ge_positions_read_once},
         {"GatherElements rows revisiting stretches", ge_rows_revisit_stretches},
+        {"GatherElements short rows across the axis", ge_short_rows_across},
         {"GatherND k=1", nd_small},
         {"GatherND k=6 (run-time k)", nd_runtime_k},
         {"GatherND-8 batch_dims=1", nd_batched},

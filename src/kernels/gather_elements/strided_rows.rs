@@ -551,14 +551,16 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
     lookahead: usize,
 ) {
     if ACROSS {
-        gather_across(slab, g, s, positions, out);
+        gather_rows::<E, P, false, true>(slab, g, s, positions, out);
     } else if g.axis_stride != 1 {
+        // Rows along an axis whose stride is not 1 (trailing dimensions the indices have once)
+        // are rare: they keep the general loop rather than fifteen more copies of the short ones.
         gather_segment::<E, P, false, false>(slab, g, s, positions, out);
     } else if lines_per_piece == 0 {
         if lookahead != 0 {
             gather_segment_reading_ahead(slab, g, s, positions, out, lookahead);
         } else {
-            gather_segment::<E, P, true, false>(slab, g, s, positions, out);
+            gather_rows::<E, P, true, false>(slab, g, s, positions, out);
         }
     } else {
         gather_segment_prefetching(slab, g, s, positions, out, lines_per_piece);
@@ -635,20 +637,22 @@ fn gather_segment<E: RawElement, P: Position, const UNIT: bool, const ACROSS: bo
     }
 }
 
-/// The longest rows across the axis (or pieces of a row, a segment's width) that the block loop
-/// gathers with a loop made for their length ([`gather_rows_of`]): its reads unrolled, a row's
-/// base computed once. Row by row in the general loop ([`gather_segment`]), each row of a few
-/// elements paid for starting and ending a loop of unknown length, which cost more than its
-/// reads (GatherElements of box corners, `[n, anchors, 4]` along the anchors, say).
+/// The longest rows (or pieces of a row: a segment's width) that the block loop gathers with a
+/// loop made for their length ([`gather_rows_of`]): its reads unrolled, a row's base computed
+/// once. Row by row in the general loop ([`gather_segment`]), each row of a few elements paid
+/// for starting and ending a loop of unknown length, which cost more than its reads
+/// (GatherElements of box corners, `[n, anchors, 4]` along the anchors, say).
 ///
-/// Measured on a Zen 4 (one build, the loop toggled between alternating calls; rows across an
-/// axis of 50-20000 positions, every element reading its own), time with the unrolled loop against
-/// the general one, 1 thread: rows of 2 bool (sweep seed 276's configuration 11) 0.36x, of 2 f32
-/// 0.40x, of 3 int16 0.47x, of 4 f32 0.61-0.77x (int32 values 0.60x), of 5 f32 0.52x, of 6 f32
-/// 0.66x; two builds by turns in one process, rows of 7 int16 0.66x and f32 0.78x, of 8 f32
-/// 0.90x. A loop that walked a segment's values flat, advancing the column as it went, gained
-/// less (0.64-1.06x) and lost on rows of 4 from data past the L2.
-const UNROLLED_ROW_MAX_ELEMENTS: usize = 8;
+/// Measured on a Zen 4 (two builds by turns in one process), time with the loops for short rows
+/// against the general one, 1 / 2 threads. Rows across the axis, every element reading its own
+/// position among 50-20000: rows of 2 bool (sweep seed 276's configuration 11) 0.43x / 0.40x, of
+/// 3 int16 0.72x / 0.61x, of 4 f32 0.67-0.77x / 0.65-0.71x, of 6 f32 0.72x / 0.69x, of 9 u8
+/// 0.94x / 1.02x, of 15 f32 0.93x / 0.91x. Rows along the last axis: of 3 u8 from rows of 100
+/// 0.65x / 0.73x, of 4 f32 from rows of 30 0.89x / 0.84x. Longer rows keep the general loop:
+/// with the bound at 8, rows of 9-15 took 1.04-1.14x as long as before (the general loop's code
+/// moved), and a loop that walked a segment's values flat, advancing the column as it went, gained
+/// less than these (0.64-1.06x) and lost on rows of 4 from past the L2.
+const UNROLLED_ROW_MAX_ELEMENTS: usize = 15;
 
 /// Whether the block loop gathers segments `width` elements wide across the axis with a loop
 /// made for their length ([`UNROLLED_ROW_MAX_ELEMENTS`]).
@@ -656,10 +660,10 @@ fn unrolls_rows(width: usize) -> bool {
     (1..=UNROLLED_ROW_MAX_ELEMENTS).contains(&width)
 }
 
-/// Gathers a segment across the axis: with a loop made for its width where it is short
-/// ([`unrolls_rows`]), else row by row.
+/// [`gather_segment`], with a loop made for the segment's width where it is short
+/// ([`unrolls_rows`]).
 #[inline(always)]
-fn gather_across<E: RawElement, P: Position>(
+fn gather_rows<E: RawElement, P: Position, const UNIT: bool, const ACROSS: bool>(
     slab: &[E],
     g: &StridedRows,
     s: Segment,
@@ -667,27 +671,44 @@ fn gather_across<E: RawElement, P: Position>(
     out: &mut [MaybeUninit<E>],
 ) {
     if !unrolls_rows(s.width) {
-        return gather_segment::<E, P, false, true>(slab, g, s, positions, out);
+        return gather_segment::<E, P, UNIT, ACROSS>(slab, g, s, positions, out);
     }
     // An arm per width up to UNROLLED_ROW_MAX_ELEMENTS (the assertion below keeps them in step).
     match s.width {
-        1 => gather_rows_of::<E, P, 1>(slab, g, s, positions, out),
-        2 => gather_rows_of::<E, P, 2>(slab, g, s, positions, out),
-        3 => gather_rows_of::<E, P, 3>(slab, g, s, positions, out),
-        4 => gather_rows_of::<E, P, 4>(slab, g, s, positions, out),
-        5 => gather_rows_of::<E, P, 5>(slab, g, s, positions, out),
-        6 => gather_rows_of::<E, P, 6>(slab, g, s, positions, out),
-        7 => gather_rows_of::<E, P, 7>(slab, g, s, positions, out),
-        _ => gather_rows_of::<E, P, 8>(slab, g, s, positions, out),
+        1 => gather_rows_of::<E, P, 1, UNIT, ACROSS>(slab, g, s, positions, out),
+        2 => gather_rows_of::<E, P, 2, UNIT, ACROSS>(slab, g, s, positions, out),
+        3 => gather_rows_of::<E, P, 3, UNIT, ACROSS>(slab, g, s, positions, out),
+        4 => gather_rows_of::<E, P, 4, UNIT, ACROSS>(slab, g, s, positions, out),
+        5 => gather_rows_of::<E, P, 5, UNIT, ACROSS>(slab, g, s, positions, out),
+        6 => gather_rows_of::<E, P, 6, UNIT, ACROSS>(slab, g, s, positions, out),
+        7 => gather_rows_of::<E, P, 7, UNIT, ACROSS>(slab, g, s, positions, out),
+        8 => gather_rows_of::<E, P, 8, UNIT, ACROSS>(slab, g, s, positions, out),
+        9 => gather_rows_of::<E, P, 9, UNIT, ACROSS>(slab, g, s, positions, out),
+        10 => gather_rows_of::<E, P, 10, UNIT, ACROSS>(slab, g, s, positions, out),
+        11 => gather_rows_of::<E, P, 11, UNIT, ACROSS>(slab, g, s, positions, out),
+        12 => gather_rows_of::<E, P, 12, UNIT, ACROSS>(slab, g, s, positions, out),
+        13 => gather_rows_of::<E, P, 13, UNIT, ACROSS>(slab, g, s, positions, out),
+        14 => gather_rows_of::<E, P, 14, UNIT, ACROSS>(slab, g, s, positions, out),
+        _ => gather_rows_of::<E, P, 15, UNIT, ACROSS>(slab, g, s, positions, out),
     }
 }
 
-const _: () = assert!(UNROLLED_ROW_MAX_ELEMENTS == 8);
+const _: () = assert!(UNROLLED_ROW_MAX_ELEMENTS == 15);
 
-/// [`gather_segment`] across the axis for a segment `W` elements wide (whole rows of `W`, or the
-/// last piece of a longer row), `W` known at compile time.
-#[inline(always)]
-fn gather_rows_of<E: RawElement, P: Position, const W: usize>(
+/// [`gather_segment`] for a segment `W` elements wide (whole rows of `W`, or the last piece of a
+/// longer row), `W` known at compile time.
+///
+/// Not inlined: fifteen such loops inlined into the block loop took its frame from 3960 to 4304
+/// bytes, past the 4 KiB of stack the README promises a call that starts no thread; called, each
+/// is a leaf that needs no stack of its own.
+#[inline(never)]
+fn gather_rows_of<
+    E: RawElement,
+    P: Position,
+    const W: usize,
+    const UNIT: bool,
+    const ACROSS: bool,
+>(
     slab: &[E],
     g: &StridedRows,
     s: Segment,
@@ -695,12 +716,14 @@ fn gather_rows_of<E: RawElement, P: Position, const W: usize>(
     out: &mut [MaybeUninit<E>],
 ) {
     debug_assert_eq!(s.width, W);
-    let first_column = s.column * g.inner_stride;
+    let first_column = if ACROSS { s.column * g.inner_stride } else { 0 };
     let rows = values.chunks_exact(W).zip(out.chunks_exact_mut(W));
     for (r, (values_row, out_row)) in rows.enumerate() {
         let row_base = (s.first_row + r) * g.row_stride + first_column;
         for j in 0..W {
-            let at = row_base + j * g.inner_stride + values_row[j].get() * g.axis_stride;
+            let along = if ACROSS { j * g.inner_stride } else { 0 };
+            let p = values_row[j].get();
+            let at = row_base + along + if UNIT { p } else { p * g.axis_stride };
             debug_assert!(at < slab.len());
             // SAFETY: as in `gather_segment`: the row is below `rows`, the column (`s.column +
             // j`) below `row_len`, and the position below `axis_size`, so `at` is below the span.
@@ -970,62 +993,72 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn short_rows_across_the_axis_gather_unrolled_up_to_eight_elements() {
+    fn short_rows_gather_with_loops_made_for_their_length() {
         assert!(unrolls_rows(1) && unrolls_rows(UNROLLED_ROW_MAX_ELEMENTS));
         assert!(!unrolls_rows(0) && !unrolls_rows(UNROLLED_ROW_MAX_ELEMENTS + 1));
-        // Groups of `positions` x `width` (data [groups, positions, width] along axis 1), rows
-        // across the axis: one row per group (row_stride a group) or many rows of one group
-        // (row_stride 0, the indices longer than one position along the axis). Widths on both
-        // sides of the unrolled loops' bound, where 300 rows span more than one index block;
-        // and rows longer than a block, whose last pieces are short.
+        // Rows across the axis (data [groups, positions, width] along axis 1) and along it
+        // (data [groups, positions] along the last axis), one group per row (row_stride a
+        // group) or every row in one group (row_stride 0: the indices longer than one position
+        // along the axis, or rows of one data row). Widths on both sides of the bound, where
+        // 300 rows span more than one index block; and rows longer than a block, whose last
+        // pieces are short. The block loop runs them all (where the CPU has AVX2, long rows
+        // would go to the lanes, short rows along the axis to the branching loop).
         let positions = 37;
         let short = 1..=UNROLLED_ROW_MAX_ELEMENTS + 2;
-        for width in short.clone().chain([INDEX_BLOCK + 3, 2 * INDEX_BLOCK + 7]) {
-            for row_stride in [0, positions * width] {
-                let rows = if short.contains(&width) { 300 } else { 5 };
-                let groups = if row_stride == 0 { 1 } else { rows };
-                let slab: Vec<u32> = (0..(groups * positions * width) as u32).collect();
-                let geometry = StridedRows {
-                    base: 0,
-                    row_stride,
-                    rows,
-                    row_len: width,
-                    inner_stride: 1,
-                    axis_stride: width,
-                    axis_size: positions,
-                    call_rows: rows,
-                    positions_read_once: false,
-                };
-                let chosen = geometry.chosen_where::<u32, i32>(DataTraffic::Spans, || false);
-                if short.contains(&width) {
-                    assert_eq!(chosen.gather_loop, RowsLoop::Blocks, "width {width}");
+        for across in [true, false] {
+            for width in short.clone().chain([INDEX_BLOCK + 3, 2 * INDEX_BLOCK + 7]) {
+                let group = if across { positions * width } else { positions };
+                for row_stride in [0, group] {
+                    let rows = if short.contains(&width) { 300 } else { 5 };
+                    let groups = if row_stride == 0 { 1 } else { rows };
+                    let slab: Vec<u32> = (0..(groups * group) as u32).collect();
+                    let geometry = StridedRows {
+                        base: 0,
+                        row_stride,
+                        rows,
+                        row_len: width,
+                        inner_stride: usize::from(across),
+                        axis_stride: if across { width } else { 1 },
+                        axis_size: positions,
+                        call_rows: rows,
+                        positions_read_once: false,
+                    };
+                    let chosen = geometry.chosen_where::<u32, i32>(DataTraffic::Spans, || false);
+                    if across && short.contains(&width) {
+                        assert_eq!(chosen.gather_loop, RowsLoop::Blocks, "width {width}");
+                    }
+                    let chosen = ChosenRows {
+                        gather_loop: RowsLoop::Blocks,
+                        lookahead: 0,
+                        lines_per_piece: 0,
+                        ..chosen
+                    };
+                    let idx: Vec<i32> = (0..(rows * width) as i32)
+                        .map(|k| (k * 11 + k / 3) % 74 - 37)
+                        .collect();
+                    let mut out = vec![MaybeUninit::new(u32::MAX); rows * width];
+                    let mut copy = IndexCopy::new();
+                    let in_slab = chosen.in_data(&slab);
+                    in_slab.gather(&idx, &mut out, &mut copy).unwrap();
+                    for (k, (value, got)) in idx.iter().zip(&out).enumerate() {
+                        let (row, column) = (k / width, k % width);
+                        let position = value.rem_euclid(positions as i32) as usize;
+                        let at = if across {
+                            row * row_stride + position * width + column
+                        } else {
+                            row * row_stride + position
+                        };
+                        // SAFETY: every element was written (initialised above, too).
+                        let got = unsafe { got.assume_init() };
+                        assert_eq!(got, slab[at], "across {across} width {width} at {k}");
+                    }
+                    // The first bad value in the run is the one reported.
+                    let mut bad = idx.clone();
+                    bad[rows * width - 2] = 37;
+                    bad[rows * width / 2 + 1] = -38;
+                    let found = in_slab.gather(&bad, &mut out, &mut copy);
+                    assert_eq!(found, Err(rows * width / 2 + 1), "width {width}");
                 }
-                // Long rows go to the lanes where the CPU has AVX2: the block loop for them too.
-                let chosen = ChosenRows {
-                    gather_loop: RowsLoop::Blocks,
-                    ..chosen
-                };
-                let idx: Vec<i32> = (0..(rows * width) as i32)
-                    .map(|k| (k * 11 + k / 3) % 74 - 37)
-                    .collect();
-                let mut out = vec![MaybeUninit::new(u32::MAX); rows * width];
-                let mut copy = IndexCopy::new();
-                let in_slab = chosen.in_data(&slab);
-                in_slab.gather(&idx, &mut out, &mut copy).unwrap();
-                for (k, (value, got)) in idx.iter().zip(&out).enumerate() {
-                    let (row, column) = (k / width, k % width);
-                    let position = value.rem_euclid(positions as i32) as usize;
-                    let at = row * row_stride + position * width + column;
-                    // SAFETY: every element was written (initialised above, too).
-                    let got = unsafe { got.assume_init() };
-                    assert_eq!(got, slab[at], "width {width} at {k}");
-                }
-                // The first bad value in the run is the one reported.
-                let mut bad = idx.clone();
-                bad[rows * width - 2] = 37;
-                bad[rows * width / 2 + 1] = -38;
-                let found = in_slab.gather(&bad, &mut out, &mut copy);
-                assert_eq!(found, Err(rows * width / 2 + 1), "width {width}");
             }
         }
     }

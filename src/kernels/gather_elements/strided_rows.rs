@@ -416,6 +416,9 @@ impl<E: RawElement> RowsInSlab<'_, E> {
             }
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Branching => branching::gather_rows_branching(self.slab, g, idx, out),
+            RowsLoop::Blocks if short_blocks_take(&self.rows) => {
+                gather_in_short_blocks(self.slab, &self.rows, idx, out, copy)
+            }
             RowsLoop::Blocks => gather_in_blocks(self.slab, &self.rows, idx, out, copy),
         }
     }
@@ -448,7 +451,7 @@ fn or_first_bad<I: IndexElement>(inside: bool, idx: &[I], axis_size: usize) -> R
 /// The block loop over `slab`, the rows' reach in data (starting at `g.base`), for rows across the
 /// axis when `ACROSS`, along it otherwise.
 #[inline(always)]
-fn gather_in_blocks_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
+fn gather_in_blocks_as<E: RawElement, I: IndexElement, const ACROSS: bool, const SHORT: bool>(
     slab: &[E],
     rows: &ChosenRows,
     idx: &[I],
@@ -497,7 +500,7 @@ fn gather_in_blocks_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
                 }
                 CheckedBlock::ResolvedWide(positions, ok) => {
                     bad |= !ok;
-                    gather_block::<E, usize, ACROSS>(
+                    gather_block::<E, usize, ACROSS, SHORT>(
                         slab,
                         &g,
                         segment,
@@ -510,7 +513,7 @@ fn gather_in_blocks_as<E: RawElement, I: IndexElement, const ACROSS: bool>(
                     continue;
                 }
             };
-            gather_block::<E, I, ACROSS>(
+            gather_block::<E, I, ACROSS, SHORT>(
                 slab,
                 &g,
                 segment,
@@ -541,7 +544,7 @@ struct Segment {
 /// Gathers a segment from its checked positions (all in `0..axis_size`) with the loop its
 /// geometry calls for.
 #[inline(always)]
-fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
+fn gather_block<E: RawElement, P: Position, const ACROSS: bool, const SHORT: bool>(
     slab: &[E],
     g: &StridedRows,
     s: Segment,
@@ -550,17 +553,17 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool>(
     lines_per_piece: usize,
     lookahead: usize,
 ) {
-    if ACROSS {
-        gather_rows::<E, P, false, true>(slab, g, s, positions, out);
+    if SHORT {
+        gather_short_rows::<E, P, ACROSS>(slab, g, s, positions, out);
+    } else if ACROSS {
+        gather_segment::<E, P, false, true>(slab, g, s, positions, out);
     } else if g.axis_stride != 1 {
-        // Rows along an axis whose stride is not 1 (trailing dimensions the indices have once)
-        // are rare: they keep the general loop rather than fifteen more copies of the short ones.
         gather_segment::<E, P, false, false>(slab, g, s, positions, out);
     } else if lines_per_piece == 0 {
         if lookahead != 0 {
             gather_segment_reading_ahead(slab, g, s, positions, out, lookahead);
         } else {
-            gather_rows::<E, P, true, false>(slab, g, s, positions, out);
+            gather_segment::<E, P, true, false>(slab, g, s, positions, out);
         }
     } else {
         gather_segment_prefetching(slab, g, s, positions, out, lines_per_piece);
@@ -637,8 +640,7 @@ fn gather_segment<E: RawElement, P: Position, const UNIT: bool, const ACROSS: bo
     }
 }
 
-/// The longest rows (or pieces of a row: a segment's width) that the block loop gathers with a
-/// loop made for their length ([`gather_rows_of`]): its reads unrolled, a row's base computed
+/// The longest rows that the block loop gathers with a loop made for their length ([`gather_rows_of`]): its reads unrolled, a row's base computed
 /// once. Row by row in the general loop ([`gather_segment`]), each row of a few elements paid
 /// for starting and ending a loop of unknown length, which cost more than its reads
 /// (GatherElements of box corners, `[n, anchors, 4]` along the anchors, say).
@@ -654,61 +656,51 @@ fn gather_segment<E: RawElement, P: Position, const UNIT: bool, const ACROSS: bo
 /// less than these (0.64-1.06x) and lost on rows of 4 from past the L2.
 const UNROLLED_ROW_MAX_ELEMENTS: usize = 15;
 
-/// Whether the block loop gathers segments `width` elements wide across the axis with a loop
-/// made for their length ([`UNROLLED_ROW_MAX_ELEMENTS`]).
+/// Whether rows `width` elements long are short enough for loops made for their length
+/// ([`UNROLLED_ROW_MAX_ELEMENTS`]).
 fn unrolls_rows(width: usize) -> bool {
     (1..=UNROLLED_ROW_MAX_ELEMENTS).contains(&width)
 }
 
-/// [`gather_segment`], with a loop made for the segment's width where it is short
-/// ([`unrolls_rows`]).
+/// [`gather_segment`] for the segments of short rows ([`short_blocks_take`]), with a loop made
+/// for their width.
 #[inline(always)]
-fn gather_rows<E: RawElement, P: Position, const UNIT: bool, const ACROSS: bool>(
+fn gather_short_rows<E: RawElement, P: Position, const ACROSS: bool>(
     slab: &[E],
     g: &StridedRows,
     s: Segment,
     positions: &[P],
     out: &mut [MaybeUninit<E>],
 ) {
-    if !unrolls_rows(s.width) {
-        return gather_segment::<E, P, UNIT, ACROSS>(slab, g, s, positions, out);
-    }
     // An arm per width up to UNROLLED_ROW_MAX_ELEMENTS (the assertion below keeps them in step).
     match s.width {
-        1 => gather_rows_of::<E, P, 1, UNIT, ACROSS>(slab, g, s, positions, out),
-        2 => gather_rows_of::<E, P, 2, UNIT, ACROSS>(slab, g, s, positions, out),
-        3 => gather_rows_of::<E, P, 3, UNIT, ACROSS>(slab, g, s, positions, out),
-        4 => gather_rows_of::<E, P, 4, UNIT, ACROSS>(slab, g, s, positions, out),
-        5 => gather_rows_of::<E, P, 5, UNIT, ACROSS>(slab, g, s, positions, out),
-        6 => gather_rows_of::<E, P, 6, UNIT, ACROSS>(slab, g, s, positions, out),
-        7 => gather_rows_of::<E, P, 7, UNIT, ACROSS>(slab, g, s, positions, out),
-        8 => gather_rows_of::<E, P, 8, UNIT, ACROSS>(slab, g, s, positions, out),
-        9 => gather_rows_of::<E, P, 9, UNIT, ACROSS>(slab, g, s, positions, out),
-        10 => gather_rows_of::<E, P, 10, UNIT, ACROSS>(slab, g, s, positions, out),
-        11 => gather_rows_of::<E, P, 11, UNIT, ACROSS>(slab, g, s, positions, out),
-        12 => gather_rows_of::<E, P, 12, UNIT, ACROSS>(slab, g, s, positions, out),
-        13 => gather_rows_of::<E, P, 13, UNIT, ACROSS>(slab, g, s, positions, out),
-        14 => gather_rows_of::<E, P, 14, UNIT, ACROSS>(slab, g, s, positions, out),
-        _ => gather_rows_of::<E, P, 15, UNIT, ACROSS>(slab, g, s, positions, out),
+        1 => gather_rows_of::<E, P, 1, ACROSS>(slab, g, s, positions, out),
+        2 => gather_rows_of::<E, P, 2, ACROSS>(slab, g, s, positions, out),
+        3 => gather_rows_of::<E, P, 3, ACROSS>(slab, g, s, positions, out),
+        4 => gather_rows_of::<E, P, 4, ACROSS>(slab, g, s, positions, out),
+        5 => gather_rows_of::<E, P, 5, ACROSS>(slab, g, s, positions, out),
+        6 => gather_rows_of::<E, P, 6, ACROSS>(slab, g, s, positions, out),
+        7 => gather_rows_of::<E, P, 7, ACROSS>(slab, g, s, positions, out),
+        8 => gather_rows_of::<E, P, 8, ACROSS>(slab, g, s, positions, out),
+        9 => gather_rows_of::<E, P, 9, ACROSS>(slab, g, s, positions, out),
+        10 => gather_rows_of::<E, P, 10, ACROSS>(slab, g, s, positions, out),
+        11 => gather_rows_of::<E, P, 11, ACROSS>(slab, g, s, positions, out),
+        12 => gather_rows_of::<E, P, 12, ACROSS>(slab, g, s, positions, out),
+        13 => gather_rows_of::<E, P, 13, ACROSS>(slab, g, s, positions, out),
+        14 => gather_rows_of::<E, P, 14, ACROSS>(slab, g, s, positions, out),
+        _ => gather_rows_of::<E, P, 15, ACROSS>(slab, g, s, positions, out),
     }
 }
 
 const _: () = assert!(UNROLLED_ROW_MAX_ELEMENTS == 15);
 
 /// [`gather_segment`] for a segment `W` elements wide (whole rows of `W`, or the last piece of a
-/// longer row), `W` known at compile time.
+/// longer row), `W` known at compile time; along the axis, with unit stride.
 ///
-/// Not inlined: fifteen such loops inlined into the block loop took its frame from 3960 to 4304
-/// bytes, past the 4 KiB of stack the README promises a call that starts no thread; called, each
-/// is a leaf that needs no stack of its own.
+/// Not inlined: fifteen such loops inlined took the short blocks' frame to 4152 bytes, past the
+/// 4 KiB of stack the README promises a call that starts no thread; called, each is a leaf.
 #[inline(never)]
-fn gather_rows_of<
-    E: RawElement,
-    P: Position,
-    const W: usize,
-    const UNIT: bool,
-    const ACROSS: bool,
->(
+fn gather_rows_of<E: RawElement, P: Position, const W: usize, const ACROSS: bool>(
     slab: &[E],
     g: &StridedRows,
     s: Segment,
@@ -716,17 +708,22 @@ fn gather_rows_of<
     out: &mut [MaybeUninit<E>],
 ) {
     debug_assert_eq!(s.width, W);
+    debug_assert!(ACROSS || g.axis_stride == 1);
     let first_column = if ACROSS { s.column * g.inner_stride } else { 0 };
     let rows = values.chunks_exact(W).zip(out.chunks_exact_mut(W));
     for (r, (values_row, out_row)) in rows.enumerate() {
         let row_base = (s.first_row + r) * g.row_stride + first_column;
         for j in 0..W {
-            let along = if ACROSS { j * g.inner_stride } else { 0 };
             let p = values_row[j].get();
-            let at = row_base + along + if UNIT { p } else { p * g.axis_stride };
+            let at = if ACROSS {
+                row_base + j * g.inner_stride + p * g.axis_stride
+            } else {
+                row_base + p
+            };
             debug_assert!(at < slab.len());
             // SAFETY: as in `gather_segment`: the row is below `rows`, the column (`s.column +
-            // j`) below `row_len`, and the position below `axis_size`, so `at` is below the span.
+            // j`) below `row_len`, and the position below `axis_size` (along the axis, of stride
+            // 1), so `at` is below the span.
             out_row[j].write(unsafe { *slab.get_unchecked(at) });
         }
     }
@@ -859,10 +856,52 @@ fn gather_in_blocks_either<E: RawElement, I: IndexElement>(
     copy: &mut IndexCopy<I>,
 ) -> Result<(), usize> {
     if rows.geometry.inner_stride == 0 {
-        gather_in_blocks_as::<E, I, false>(slab, rows, idx, out, copy)
+        gather_in_blocks_as::<E, I, false, false>(slab, rows, idx, out, copy)
     } else {
-        gather_in_blocks_as::<E, I, true>(slab, rows, idx, out, copy)
+        gather_in_blocks_as::<E, I, true, false>(slab, rows, idx, out, copy)
     }
+}
+
+isa::best_isa! {
+    /// [`gather_in_blocks`] for rows short enough for loops made for their length
+    /// ([`short_blocks_take`]). A function of its own, so that the block loop's other rows keep
+    /// the code they had: with the short rows' loops inside it, the block loop's frame grew from
+    /// 3960 to 4304 bytes (past the 4 KiB of stack the README promises a call that starts no
+    /// thread), and W4's rows (4096 f16 along the axis, which never take them) took 1.04-1.15x
+    /// as long, their loop's code having moved.
+    fn gather_in_short_blocks<E: RawElement, I: IndexElement>(
+        slab: &[E],
+        rows: &ChosenRows,
+        idx: &[I],
+        out: &mut [MaybeUninit<E>],
+        copy: &mut IndexCopy<I>,
+    ) -> Result<(), usize> = gather_in_short_blocks_either;
+}
+
+/// [`gather_in_blocks_either`] for short rows.
+#[inline(always)]
+fn gather_in_short_blocks_either<E: RawElement, I: IndexElement>(
+    slab: &[E],
+    rows: &ChosenRows,
+    idx: &[I],
+    out: &mut [MaybeUninit<E>],
+    copy: &mut IndexCopy<I>,
+) -> Result<(), usize> {
+    if rows.geometry.inner_stride == 0 {
+        gather_in_blocks_as::<E, I, false, true>(slab, rows, idx, out, copy)
+    } else {
+        gather_in_blocks_as::<E, I, true, true>(slab, rows, idx, out, copy)
+    }
+}
+
+/// Whether the block loop gathers these rows with loops made for their length
+/// ([`gather_in_short_blocks`]): rows of at most [`UNROLLED_ROW_MAX_ELEMENTS`], across the axis,
+/// or along it with unit stride and nothing asked for ahead (the block loop's other paths for
+/// rows along the axis ask for reads ahead).
+fn short_blocks_take(rows: &ChosenRows) -> bool {
+    let g = &rows.geometry;
+    let along_plain = g.axis_stride == 1 && rows.lines_per_piece == 0 && rows.lookahead == 0;
+    unrolls_rows(g.row_len) && (g.inner_stride != 0 || along_plain)
 }
 
 #[cfg(test)]
@@ -1000,9 +1039,10 @@ pub(super) mod tests {
         // (data [groups, positions] along the last axis), one group per row (row_stride a
         // group) or every row in one group (row_stride 0: the indices longer than one position
         // along the axis, or rows of one data row). Widths on both sides of the bound, where
-        // 300 rows span more than one index block; and rows longer than a block, whose last
-        // pieces are short. The block loop runs them all (where the CPU has AVX2, long rows
-        // would go to the lanes, short rows along the axis to the branching loop).
+        // 300 rows span more than one index block; and rows longer than a block, whose short
+        // last pieces keep the general loop. The block loop runs them all (where the CPU has
+        // AVX2, long rows would go to the lanes, short rows along the axis to the branching
+        // loop).
         let positions = 37;
         let short = 1..=UNROLLED_ROW_MAX_ELEMENTS + 2;
         for across in [true, false] {
@@ -1033,6 +1073,16 @@ pub(super) mod tests {
                         lines_per_piece: 0,
                         ..chosen
                     };
+                    let takes = width <= UNROLLED_ROW_MAX_ELEMENTS;
+                    assert_eq!(short_blocks_take(&chosen), takes, "width {width}");
+                    if !across {
+                        // Rows along the axis that ask for reads ahead keep the general loops.
+                        let ahead = ChosenRows {
+                            lookahead: 8,
+                            ..chosen
+                        };
+                        assert!(!short_blocks_take(&ahead));
+                    }
                     let idx: Vec<i32> = (0..(rows * width) as i32)
                         .map(|k| (k * 11 + k / 3) % 74 - 37)
                         .collect();

@@ -640,20 +640,21 @@ fn gather_segment<E: RawElement, P: Position, const UNIT: bool, const ACROSS: bo
     }
 }
 
-/// The longest rows that the block loop gathers with a loop made for their length ([`gather_rows_of`]): its reads unrolled, a row's base computed
-/// once. Row by row in the general loop ([`gather_segment`]), each row of a few elements paid
-/// for starting and ending a loop of unknown length, which cost more than its reads
-/// (GatherElements of box corners, `[n, anchors, 4]` along the anchors, say).
+/// The longest rows that the block loop gathers with a loop made for their length
+/// ([`gather_rows_of`]): its reads unrolled, a row's base computed once. Row by row in the
+/// general loop ([`gather_segment`]), each row of a few elements paid for starting and ending a
+/// loop of unknown length, which cost more than its reads (GatherElements of box corners, `[n,
+/// anchors, 4]` along the anchors, say).
 ///
 /// Measured on a Zen 4 (two builds by turns in one process), time with the loops for short rows
-/// against the general one, 1 / 2 threads. Rows across the axis, every element reading its own
-/// position among 50-20000: rows of 2 bool (sweep seed 276's configuration 11) 0.43x / 0.40x, of
-/// 3 int16 0.72x / 0.61x, of 4 f32 0.67-0.77x / 0.65-0.71x, of 6 f32 0.72x / 0.69x, of 9 u8
-/// 0.94x / 1.02x, of 15 f32 0.93x / 0.91x. Rows along the last axis: of 3 u8 from rows of 100
-/// 0.65x / 0.73x, of 4 f32 from rows of 30 0.89x / 0.84x. Longer rows keep the general loop:
-/// with the bound at 8, rows of 9-15 took 1.04-1.14x as long as before (the general loop's code
-/// moved), and a loop that walked a segment's values flat, advancing the column as it went, gained
-/// less than these (0.64-1.06x) and lost on rows of 4 from past the L2.
+/// against the general one, 1 thread. Rows across the axis, every element reading its own
+/// position among 37-20000: rows of 2 bool (sweep seed 276's configuration 11) 0.51x, of 2 f64
+/// 0.49x, of 3 int16 0.69x, of 4 f32 0.64x, of 6 f32 0.72x, of 9 u8 0.85x, of 15 f32 0.92x (an
+/// earlier build, at 2 threads: 2 bool 0.40x, 3 int16 0.61x, 4 f32 0.65-0.71x, 6 f32 0.69x, 9 u8
+/// 1.02x, 15 f32 0.91x). Rows along the
+/// last axis: of 3 u8 from rows of 100 0.72x, of 4 f32 from rows of 30 0.86x. A bound of 8 left
+/// rows of 9-15 in the general loop, and a loop that walked a segment's values flat, advancing the
+/// column as it went, gained less than these (0.64-1.06x) and lost on rows of 4 from past the L2.
 const UNROLLED_ROW_MAX_ELEMENTS: usize = 15;
 
 /// Whether rows `width` elements long are short enough for loops made for their length
@@ -688,14 +689,18 @@ fn gather_short_rows<E: RawElement, P: Position, const ACROSS: bool>(
         12 => gather_rows_of::<E, P, 12, ACROSS>(slab, g, s, positions, out),
         13 => gather_rows_of::<E, P, 13, ACROSS>(slab, g, s, positions, out),
         14 => gather_rows_of::<E, P, 14, ACROSS>(slab, g, s, positions, out),
-        _ => gather_rows_of::<E, P, 15, ACROSS>(slab, g, s, positions, out),
+        15 => gather_rows_of::<E, P, 15, ACROSS>(slab, g, s, positions, out),
+        // Not reached (`short_blocks_take` sends rows of at most 15); the general loop is right
+        // for any width.
+        _ if ACROSS => gather_segment::<E, P, false, true>(slab, g, s, positions, out),
+        _ => gather_segment::<E, P, true, false>(slab, g, s, positions, out),
     }
 }
 
 const _: () = assert!(UNROLLED_ROW_MAX_ELEMENTS == 15);
 
-/// [`gather_segment`] for a segment `W` elements wide (whole rows of `W`, or the last piece of a
-/// longer row), `W` known at compile time; along the axis, with unit stride.
+/// [`gather_segment`] for a segment of whole rows `W` elements long, `W` known at compile time;
+/// along the axis only with unit stride.
 ///
 /// Not inlined: fifteen such loops inlined took the short blocks' frame to 4152 bytes, past the
 /// 4 KiB of stack the README promises a call that starts no thread; called, each is a leaf.
@@ -864,11 +869,11 @@ fn gather_in_blocks_either<E: RawElement, I: IndexElement>(
 
 isa::best_isa! {
     /// [`gather_in_blocks`] for rows short enough for loops made for their length
-    /// ([`short_blocks_take`]). A function of its own, so that the block loop's other rows keep
-    /// the code they had: with the short rows' loops inside it, the block loop's frame grew from
-    /// 3960 to 4304 bytes (past the 4 KiB of stack the README promises a call that starts no
-    /// thread), and W4's rows (4096 f16 along the axis, which never take them) took 1.04-1.15x
-    /// as long, their loop's code having moved.
+    /// ([`short_blocks_take`]); `slab` as for [`gather_in_blocks`], and the rows must be ones
+    /// `short_blocks_take` takes. A function of its own, so that the block loop's other rows keep
+    /// the code they had: with the short rows' loops called from inside it, W4's rows (4096 f16
+    /// along the axis, which never take them) took 1.04-1.15x as long, their loop's code having
+    /// moved.
     fn gather_in_short_blocks<E: RawElement, I: IndexElement>(
         slab: &[E],
         rows: &ChosenRows,
@@ -896,8 +901,10 @@ fn gather_in_short_blocks_either<E: RawElement, I: IndexElement>(
 
 /// Whether the block loop gathers these rows with loops made for their length
 /// ([`gather_in_short_blocks`]): rows of at most [`UNROLLED_ROW_MAX_ELEMENTS`], across the axis,
-/// or along it with unit stride and nothing asked for ahead (the block loop's other paths for
-/// rows along the axis ask for reads ahead).
+/// or along it with unit stride and nothing asked for ahead (rows this short never are, but the
+/// block loop's paths that ask ahead stay theirs). Rows along an axis whose stride is not 1
+/// (trailing dimensions the indices have once) are rare: they keep the general loop rather than
+/// fifteen more copies of the short ones.
 fn short_blocks_take(rows: &ChosenRows) -> bool {
     let g = &rows.geometry;
     let along_plain = g.axis_stride == 1 && rows.lines_per_piece == 0 && rows.lookahead == 0;
@@ -1041,8 +1048,7 @@ pub(super) mod tests {
         // along the axis, or rows of one data row). Widths on both sides of the bound, where
         // 300 rows span more than one index block; and rows longer than a block, whose short
         // last pieces keep the general loop. The block loop runs them all (where the CPU has
-        // AVX2, long rows would go to the lanes, short rows along the axis to the branching
-        // loop).
+        // AVX2, the long rows across the axis would go to the lanes).
         let positions = 37;
         let short = 1..=UNROLLED_ROW_MAX_ELEMENTS + 2;
         for across in [true, false] {

@@ -11,7 +11,7 @@
 //! order of fewer rows than tasks, split inside rows; the strided-rows loop with and without
 //! next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at
 //! most 16 MiB, it asks for reads ahead), and blocks of rows across short runs; GatherND's fixed
-//! slice lengths (1, 2, 3, 4, 8, 16) beside the general one, its fixed tuple lengths (1, 2, 3)
+//! slice lengths (1, 2, 3, 4, 8, 16) beside the general one, its fixed tuple lengths (1-4)
 //! with slices of any length beside the general loop, the prefetch distance (64 tuples),
 //! the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices (>= 256 bytes
 //! each) directly, small fixed ones through the staging buffer; many batches of a few tuples
@@ -561,14 +561,12 @@ fn gather_nd_streams_small_slices_through_a_staging_buffer() {
     }
 }
 
-/// GatherND with `k`-component tuples into data [2 (batch), 3, 4, 5, 6] sliced after `k`
-/// dimensions, batch_dims = 1, some empty-slice variants too: every (tuple length, slice length)
-/// pair `run` specializes, and the general one, against a direct computation.
-fn check_nd_tuples(k: usize, tuples_per_batch: usize) {
-    let data_shape = [2usize, 3, 4, 5, 6];
+/// GatherND with `k`-component tuples into data `data_shape` (a batch of 2, then the dimensions
+/// the tuples index) sliced after `k` dimensions, batch_dims = 1, against a direct computation.
+fn check_nd_tuples(data_shape: &[usize], k: usize, tuples_per_batch: usize) {
     let inner = &data_shape[1..];
     let mut rng = Rng::new(k as u64 * 7 + tuples_per_batch as u64);
-    let data: Vec<u16> = (0..count(&data_shape) as u16).collect();
+    let data: Vec<u16> = (0..count(data_shape) as u16).collect();
     let indices: Vec<i64> = (0..2 * tuples_per_batch * k)
         .map(|p| rng.index(inner[p % k]))
         .collect();
@@ -577,7 +575,7 @@ fn check_nd_tuples(k: usize, tuples_per_batch: usize) {
     out_shape.extend_from_slice(&inner[k..]);
     for (threads, options) in executors(&[1, 2]) {
         let (shape, out) = gather_nd_to_vec(
-            TensorRef::new(&data_shape, &data),
+            TensorRef::new(data_shape, &data),
             TensorRef::new(&[2, tuples_per_batch, k], &indices),
             1,
             &options,
@@ -603,11 +601,22 @@ fn check_nd_tuples(k: usize, tuples_per_batch: usize) {
 
 #[test]
 fn gather_nd_tuple_lengths_with_each_slice_length() {
-    // k = 1..4 gives slices of 120, 30, 6 and 1 elements; 70 tuples per batch cover the prefetch
-    // distance (64 tuples for small slices), batch changes and tails.
-    for k in 1..=4 {
-        check_nd_tuples(k, 70);
-        check_nd_tuples(k, 1);
+    // Every (tuple length, slice length) pair `run` specializes, and the general loop. Into [2,
+    // 3, 4, 5, 6], k = 1..4 gives slices of 120, 30, 6 and 1 elements; into [2, 3, 4, 5, 6, 4],
+    // k = 4 and 5 slices of 4 (a length the table has, with the tuple length compiled in) and 1
+    // (the general loop's single elements); into [2, 3, 4, 5, 2, 3, 2], k = 4, 5 and 6 slices of
+    // 6, 2 (the general loop with a slice length of the table's) and 1. 70 tuples per batch
+    // cover the prefetch distance (64 tuples for small slices), batch changes and tails.
+    let shapes: [&[usize]; 3] = [
+        &[2, 3, 4, 5, 6],
+        &[2, 3, 4, 5, 6, 4],
+        &[2, 3, 4, 5, 2, 3, 2],
+    ];
+    for data_shape in shapes {
+        for k in 1..data_shape.len() {
+            check_nd_tuples(data_shape, k, 70);
+            check_nd_tuples(data_shape, k, 1);
+        }
     }
     // Points into 2-D and 3-D data (k = 2, 3 with single-element slices), and k = 1 with every
     // fixed slice length.

@@ -228,8 +228,9 @@ fn tiled_gather_elements_from_slabs_past_l2() {
 
 #[test]
 fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
-    // Packed: 8 rows 1 MiB apart share their cache sets.
-    check_tiled(|x| x as u32, 1, 8, 3, 1 << 18);
+    // Packed: 16 rows 1 MiB apart share their cache sets (more than 12 positions: a slab of 8
+    // rows, 8 MiB, goes in row order).
+    check_tiled(|x| x as u32, 1, 16, 3, 1 << 18);
     // In place: 6 rows 1.4 MB apart spread over the sets (128 tiles and a tail per group).
     check_tiled(|x| x as u32, 2, 6, 2, 350_000);
     // Data that stays in the last-level cache goes in row order, whatever its slab: [631, 201]

@@ -525,8 +525,24 @@ mod tests {
             // Up to 12 positions: 10 of f32 from 2 MB slabs.
             let ten = [16, 10, 50000];
             assert_eq!(traversal(&ten, &ten, 1, 4), ElementsTraversal::Rows);
-            // Tiles: 16 positions; 12 positions of columns wider than 16 bytes from slabs past 4
-            // MiB.
+            // Columns wider than 16 bytes from slabs of at most 8 MiB: sweep seed 281's
+            // configuration 27 (5 positions of uint64, 5.3 MB), and 12 positions of f64 (7.7 MB).
+            assert_eq!(
+                traversal(&[5, 138882], &[6, 138882], 0, 8),
+                ElementsTraversal::Rows
+            );
+            let twelve_within = [12, 80000];
+            assert_eq!(
+                traversal(&twelve_within, &twelve_within, 0, 8),
+                ElementsTraversal::Rows
+            );
+            // Tiles: 16 positions; 12 positions of columns wider than 16 bytes from slabs past 8
+            // MiB (9.6 MB and 48 MiB).
+            let twelve_past = [12, 100000];
+            assert_eq!(
+                traversal(&twelve_past, &twelve_past, 0, 8),
+                ElementsTraversal::Tiled
+            );
             let twelve = [12, 1048576];
             assert_eq!(traversal(&twelve, &twelve, 0, 4), ElementsTraversal::Tiled);
             let sixteen = [8, 16, 65536];

@@ -358,9 +358,18 @@ const STREAMED_POSITIONS_MAX: usize = 12;
 /// from any slab: a quarter line, no more than an int64 index value and its element move.
 const STREAMED_COLUMN_MAX_BYTES: usize = 16;
 
-/// The largest slab row order reads again whatever its columns: a quarter of the L3's share a
-/// call keeps, so that two cores' slabs stay there beside their streams.
-const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 4;
+/// The largest slab row order reads again whatever its columns: half the L3's share a call keeps
+/// (the other half is the index and output streams passing through). Measured on a Zen 4 (one
+/// build, the rule toggled between alternating calls, each order twice), time in row order
+/// against tiles, slabs of 4.8-8 MB along axis 0, 1 / 2 threads: [5, 138882] uint64 with 6
+/// index positions and int32 values (sweep seed 281's configuration 27, 0.76-0.85x ONNX
+/// Runtime's speed in tiles) 0.63-0.73x / 0.69-0.83x; [6, 100000] f64 0.74-0.97x / 0.80-0.94x;
+/// [8, 150000] f32 0.84-1.07x / 0.70-0.92x; [4, 200000] f64 0.75-0.86x / 0.74-0.75x; [10,
+/// 100000] f64 0.83-0.95x / 0.80-0.83x; 9-12 positions of 7-8 MB 0.76-1.03x / 0.69-0.90x. Past
+/// it the positions' count decides as much as the size: at 9.6-12 MB, 3 positions 0.59x / 0.85x
+/// but 12 positions 1.15x / 1.34x, and 6-7 positions 0.79-0.84x / 0.99-1.14x. (A quarter of the
+/// share before: the slabs of 4-8 MiB took tiles.)
+const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 2;
 
 /// Bytes the whole data must reach for tiles whose rows are narrow (under
 /// [`TILE_WIDE_ROW_BYTES`]): a quarter of the 32 MiB L3 of both machine kinds measured. A tile

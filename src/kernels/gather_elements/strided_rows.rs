@@ -222,6 +222,9 @@ enum RowsLoop {
     Branching,
     /// Index values copied and checked a block at a time, then gathered (this module's loop).
     Blocks,
+    /// The block loop with loops made for the rows' length ([`gather_in_short_blocks`]): the
+    /// block loop's rows that [`short_blocks_take`].
+    ShortBlocks,
 }
 
 impl StridedRows {
@@ -263,7 +266,8 @@ impl StridedRows {
     /// only for rows they take), the gather instructions, else, where the lanes take them and the CPU
     /// has AVX2, the branching loop for the rows along the axis it takes
     /// ([`branching::branching_takes`], no reads asked for ahead) and the lanes loop for the
-    /// others, else the block loop. `traffic` is the call's ([`DataTraffic::of_call`]), which
+    /// others, else the block loop, with the loops made for their length for the rows
+    /// [`short_blocks_take`]. `traffic` is the call's ([`DataTraffic::of_call`]), which
     /// decides how far ahead the lanes and the block loop ask for reads
     /// ([`lanes::values_ahead_of_reads`], [`lanes::reads_ahead_along_axis`]). The race of
     /// [`gather_speed`] runs both choices, with and without the gathers.
@@ -310,8 +314,8 @@ impl StridedRows {
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Branching | RowsLoop::Select => (0, 0),
             // Taken only by the segments along the axis (stride 1) without next-row prefetch
-            // (`gather_block`).
-            RowsLoop::Blocks => (
+            // (`gather_block`). (The choice above is never the short block loop, decided below.)
+            RowsLoop::Blocks | RowsLoop::ShortBlocks => (
                 lanes::reads_ahead_along_axis(
                     self.axis_size.saturating_mul(element_size),
                     self.row_len,
@@ -319,6 +323,14 @@ impl StridedRows {
                 ),
                 self.next_row_lines_per_piece(element_size),
             ),
+        };
+        // The block loop's rows short enough take the loops made for their length.
+        let gather_loop = if gather_loop == RowsLoop::Blocks
+            && short_blocks_take(&self, lookahead, lines_per_piece)
+        {
+            RowsLoop::ShortBlocks
+        } else {
+            gather_loop
         };
         ChosenRows {
             geometry: self,
@@ -416,9 +428,7 @@ impl<E: RawElement> RowsInSlab<'_, E> {
             }
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Branching => branching::gather_rows_branching(self.slab, g, idx, out),
-            RowsLoop::Blocks if short_blocks_take(&self.rows) => {
-                gather_in_short_blocks(self.slab, &self.rows, idx, out, copy)
-            }
+            RowsLoop::ShortBlocks => gather_in_short_blocks(self.slab, &self.rows, idx, out, copy),
             RowsLoop::Blocks => gather_in_blocks(self.slab, &self.rows, idx, out, copy),
         }
     }
@@ -899,15 +909,15 @@ fn gather_in_short_blocks_either<E: RawElement, I: IndexElement>(
     }
 }
 
-/// Whether the block loop gathers these rows with loops made for their length
-/// ([`gather_in_short_blocks`]): rows of at most [`UNROLLED_ROW_MAX_ELEMENTS`], across the axis,
-/// or along it with unit stride and nothing asked for ahead (rows this short never are, but the
-/// block loop's paths that ask ahead stay theirs). Rows along an axis whose stride is not 1
+/// Whether the block loop gathers rows `g` with loops made for their length
+/// ([`gather_in_short_blocks`]), given what it asks for ahead of them (`lookahead` values,
+/// `lines_per_piece` of the next row): rows of at most [`UNROLLED_ROW_MAX_ELEMENTS`], across the
+/// axis, or along it with unit stride and nothing asked for ahead (rows this short never are, but
+/// the block loop's paths that ask ahead stay theirs). Rows along an axis whose stride is not 1
 /// (trailing dimensions the indices have once) are rare: they keep the general loop rather than
 /// fifteen more copies of the short ones.
-fn short_blocks_take(rows: &ChosenRows) -> bool {
-    let g = &rows.geometry;
-    let along_plain = g.axis_stride == 1 && rows.lines_per_piece == 0 && rows.lookahead == 0;
+fn short_blocks_take(g: &StridedRows, lookahead: usize, lines_per_piece: usize) -> bool {
+    let along_plain = g.axis_stride == 1 && lines_per_piece == 0 && lookahead == 0;
     unrolls_rows(g.row_len) && (g.inner_stride != 0 || along_plain)
 }
 
@@ -1070,25 +1080,27 @@ pub(super) mod tests {
                         positions_read_once: false,
                     };
                     let chosen = geometry.chosen_where::<u32, i32>(DataTraffic::Spans, || false);
-                    if across && short.contains(&width) {
-                        assert_eq!(chosen.gather_loop, RowsLoop::Blocks, "width {width}");
+                    let takes = width <= UNROLLED_ROW_MAX_ELEMENTS;
+                    let block_loop = if takes {
+                        RowsLoop::ShortBlocks
+                    } else {
+                        RowsLoop::Blocks
+                    };
+                    if short.contains(&width) {
+                        assert_eq!(chosen.gather_loop, block_loop, "width {width}");
+                    }
+                    assert_eq!(short_blocks_take(&geometry, 0, 0), takes, "width {width}");
+                    if !across {
+                        // Rows along the axis that ask for reads ahead keep the general loops.
+                        assert!(!short_blocks_take(&geometry, 8, 0));
+                        assert!(!short_blocks_take(&geometry, 0, 1));
                     }
                     let chosen = ChosenRows {
-                        gather_loop: RowsLoop::Blocks,
+                        gather_loop: block_loop,
                         lookahead: 0,
                         lines_per_piece: 0,
                         ..chosen
                     };
-                    let takes = width <= UNROLLED_ROW_MAX_ELEMENTS;
-                    assert_eq!(short_blocks_take(&chosen), takes, "width {width}");
-                    if !across {
-                        // Rows along the axis that ask for reads ahead keep the general loops.
-                        let ahead = ChosenRows {
-                            lookahead: 8,
-                            ..chosen
-                        };
-                        assert!(!short_blocks_take(&ahead));
-                    }
                     let idx: Vec<i32> = (0..(rows * width) as i32)
                         .map(|k| (k * 11 + k / 3) % 74 - 37)
                         .collect();
@@ -1312,13 +1324,13 @@ pub(super) mod tests {
         assert_eq!(loop_of(w1, false), RowsLoop::Blocks);
         // Rows of 8 the gathers do not take, whether or not they pay; nor is it asked for them
         // (on a CPU with the gathers, `chosen` would run the race for nothing).
-        assert_eq!(loop_of(rows_along(4, 8, 512), true), RowsLoop::Blocks);
+        assert_eq!(loop_of(rows_along(4, 8, 512), true), RowsLoop::ShortBlocks);
         let asked = std::cell::Cell::new(false);
         let short = rows_along(4, 8, 512).chosen_where::<u32, i64>(DataTraffic::Spans, || {
             asked.set(true);
             true
         });
-        assert_eq!(short.gather_loop, RowsLoop::Blocks);
+        assert_eq!(short.gather_loop, RowsLoop::ShortBlocks);
         assert!(
             !asked.get(),
             "asked whether the gathers pay for rows they do not take"

@@ -661,10 +661,10 @@ fn gather_segment<E: RawElement, P: Position, const UNIT: bool, const ACROSS: bo
 /// position among 37-20000: rows of 2 bool (sweep seed 276's configuration 11) 0.51x, of 2 f64
 /// 0.49x, of 3 int16 0.69x, of 4 f32 0.64x, of 6 f32 0.72x, of 9 u8 0.85x, of 15 f32 0.92x (an
 /// earlier build, at 2 threads: 2 bool 0.40x, 3 int16 0.61x, 4 f32 0.65-0.71x, 6 f32 0.69x, 9 u8
-/// 1.02x, 15 f32 0.91x). Rows along the
-/// last axis: of 3 u8 from rows of 100 0.72x, of 4 f32 from rows of 30 0.86x. A bound of 8 left
-/// rows of 9-15 in the general loop, and a loop that walked a segment's values flat, advancing the
-/// column as it went, gained less than these (0.64-1.06x) and lost on rows of 4 from past the L2.
+/// 1.02x, 15 f32 0.91x). Rows along the last axis: of 3 u8 from rows of 100 0.72x, of 4 f32 from
+/// rows of 30 0.86x. A bound of 8 left rows of 9-15 in the general loop, and a loop that walked a
+/// segment's values flat, advancing the column as it went, gained less than these (0.64-1.06x)
+/// and lost on rows of 4 from past the L2.
 const UNROLLED_ROW_MAX_ELEMENTS: usize = 15;
 
 /// Whether rows `width` elements long are short enough for loops made for their length

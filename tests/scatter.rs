@@ -2235,6 +2235,13 @@ fn random_nd<T: Kind + Copy>(seed: u64) {
     let r = 1 + rng.below(4) as usize;
     let data_shape: Vec<usize> = (0..r).map(|_| draw_dim(&mut rng)).collect();
     let k = rng.below(r as u64 + 1) as usize;
+    random_nd_of::<T>(&mut rng, seed, &data_shape, k);
+}
+
+/// A random ScatterND case with tuples of `k` components into data `data_shape`: batch
+/// dimensions, index values (a few bad), data, updates, reduction and opset drawn from `rng`;
+/// against the reference.
+fn random_nd_of<T: Kind + Copy>(rng: &mut Rng, seed: u64, data_shape: &[usize], k: usize) {
     let batch: Vec<usize> = (0..rng.below(3))
         .map(|_| {
             if rng.chance(5) {
@@ -2256,16 +2263,14 @@ fn random_nd<T: Kind + Copy>(seed: u64) {
             }
         })
         .collect();
-    plant_bad_indices(&mut rng, &mut indices, |p| data_shape[p % k]);
-    let data: Vec<T> = (0..count(&data_shape)).map(|_| T::draw(&mut rng)).collect();
-    let updates: Vec<T> = (0..count(&updates_shape))
-        .map(|_| T::draw(&mut rng))
-        .collect();
+    plant_bad_indices(rng, &mut indices, |p| data_shape[p % k]);
+    let data: Vec<T> = (0..count(data_shape)).map(|_| T::draw(rng)).collect();
+    let updates: Vec<T> = (0..count(&updates_shape)).map(|_| T::draw(rng)).collect();
     let reduction = Reduction::ALL[rng.below(5) as usize];
-    let opset = draw_opset(&mut rng, reduction, T::G::DTYPE);
+    let opset = draw_opset(rng, reduction, T::G::DTYPE);
     let want = reference::scatter_nd(
         &data,
-        &data_shape,
+        data_shape,
         &indices,
         &indices_shape,
         &updates,
@@ -2279,15 +2284,37 @@ fn random_nd<T: Kind + Copy>(seed: u64) {
         &ctx,
         Op::Nd,
         opset,
-        (&data_shape, &data),
+        (data_shape, &data),
         (&indices_shape, &indices),
         (&updates_shape, &updates),
         reduction,
         &want,
-        T::draw(&mut rng),
+        T::draw(rng),
         &ENTRIES,
         &small_executors(),
     );
+}
+
+/// ScatterND with tuples of 5 and 6 components (data of rank 5 or 6), past the tuple lengths
+/// the offsets loop compiles in (1-4), against the reference for each dtype kind.
+#[test]
+fn random_long_tuples_match_the_reference() {
+    fn long<T: Kind + Copy>(seeds: std::ops::Range<u64>) {
+        test_each(
+            seeds,
+            |seed| format!("{} seed {seed}", T::G::DTYPE),
+            |&seed| {
+                let mut rng = Rng::new(seed);
+                let r = 5 + rng.below(2) as usize;
+                let data_shape: Vec<usize> = (0..r).map(|_| draw_dim(&mut rng)).collect();
+                let k = 5 + rng.below(r as u64 - 4) as usize;
+                random_nd_of::<T>(&mut rng, seed, &data_shape, k);
+            },
+        );
+    }
+    long::<f32>(0..60);
+    long::<i64>(0..60);
+    long::<u8>(0..60);
 }
 
 /// Both operators on `seeds` random cases of one dtype.

@@ -5,7 +5,7 @@ use super::Offset;
 use crate::kernels::parallel::split_units;
 use crate::kernels::prefetch::prefetch_next_values;
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
-use crate::kernels::{resolve_index, BadIndex, DisjointTargets, ElementsKernel};
+use crate::kernels::{known_or, resolve_index, BadIndex, DisjointTargets, ElementsKernel};
 use crate::repr::IndexElement;
 use crate::shape::{saturating_product, Dims};
 use crate::threads::Parallel;
@@ -153,13 +153,35 @@ fn tuple_offsets<I: IndexElement, O: Offset>(
     par: Parallel,
 ) -> Result<(), BadIndex> {
     let (dims, strides) = (dims.as_slice(), strides.as_slice());
-    let k = dims.len();
-    if k == 0 {
-        for slot in offsets.iter_mut() {
-            slot.write(O::new(0));
+    // The common tuple lengths get a loop with theirs compiled in, as GatherND's do
+    // (`SliceKernel::run`).
+    match dims.len() {
+        0 => {
+            for slot in offsets.iter_mut() {
+                slot.write(O::new(0));
+            }
+            Ok(())
         }
-        return Ok(());
+        1 => tuple_offsets_of::<I, O, 1>(indices, tuples, dims, strides, offsets, par),
+        2 => tuple_offsets_of::<I, O, 2>(indices, tuples, dims, strides, offsets, par),
+        3 => tuple_offsets_of::<I, O, 3>(indices, tuples, dims, strides, offsets, par),
+        4 => tuple_offsets_of::<I, O, 4>(indices, tuples, dims, strides, offsets, par),
+        _ => tuple_offsets_of::<I, O, 0>(indices, tuples, dims, strides, offsets, par),
     }
+}
+
+/// [`tuple_offsets`] for tuples of `K` components (0: known only at run time, `dims.len()`; not
+/// empty).
+fn tuple_offsets_of<I: IndexElement, O: Offset, const K: usize>(
+    indices: &[I],
+    tuples: usize,
+    dims: &[usize],
+    strides: &[usize],
+    offsets: &mut [MaybeUninit<O>],
+    par: Parallel,
+) -> Result<(), BadIndex> {
+    let k = known_or(K, dims.len());
+    let (dims, strides) = (&dims[..k], &strides[..k]);
     // Whole tuples per block; k <= MAX_RANK < INDEX_BLOCK, so at least one.
     let per_block = INDEX_BLOCK / k;
     split_units(offsets, tuples, 1, par, |range, chunk| {
@@ -170,7 +192,7 @@ fn tuple_offsets<I: IndexElement, O: Offset>(
             // Cannot panic: indices.len() == tuples * k (validated plan).
             let idx = &indices[t * k..(t + out.len()) * k];
             prefetch_next_values(indices, (t + out.len()) * k, idx.len());
-            let block = components.copy_resolved::<I, 0>(idx, dims);
+            let block = components.copy_resolved::<I, K>(idx, dims);
             for (slot, tuple) in out.iter_mut().zip(block.positions.chunks_exact(k)) {
                 slot.write(O::new(tuple.iter().zip(strides).map(|(p, s)| p * s).sum()));
             }

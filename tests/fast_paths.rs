@@ -231,8 +231,9 @@ fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
     // Packed: 16 rows 1 MiB apart share their cache sets (more than 12 positions: a slab of 8
     // rows, 8 MiB, goes in row order).
     check_tiled(|x| x as u32, 1, 16, 3, 1 << 18);
-    // In place: 6 rows 1.4 MB apart spread over the sets (128 tiles and a tail per group).
-    check_tiled(|x| x as u32, 2, 6, 2, 350_000);
+    // In place: 6 rows 1.6 MB apart spread over the sets (146 tiles and a tail per group; a slab
+    // of 9.6 MB, past the 8 MiB up to which so few positions go in row order).
+    check_tiled(|x| x as u32, 2, 6, 2, 400_000);
     // Data that stays in the last-level cache goes in row order, whatever its slab: [631, 201]
     // f64 along axis 0 (a 1 MB slab) took 145 us in tiles and 79 in row order.
     assert_eq!(
@@ -606,12 +607,18 @@ fn gather_nd_tuple_lengths_with_each_slice_length() {
     // 3, 4, 5, 6], k = 1..4 gives slices of 120, 30, 6 and 1 elements; into [2, 3, 4, 5, 6, 4],
     // k = 4 and 5 slices of 4 (a length the table has, with the tuple length compiled in) and 1
     // (the general loop's single elements); into [2, 3, 4, 5, 2, 3, 2], k = 4, 5 and 6 slices of
-    // 6, 2 (the general loop with a slice length of the table's) and 1. 70 tuples per batch
-    // cover the prefetch distance (64 tuples for small slices), batch changes and tails.
-    let shapes: [&[usize]; 3] = [
+    // 6, 2 (the general loop with a slice length of the table's) and 1; into [2, 2, 2, 2, 2, 2,
+    // n], k = 5 gives the general loop each other slice length of the table's (3, 4, 8, 16). 70
+    // tuples per batch cover the prefetch distance (64 tuples for small slices), batch changes
+    // and tails.
+    let shapes: [&[usize]; 7] = [
         &[2, 3, 4, 5, 6],
         &[2, 3, 4, 5, 6, 4],
         &[2, 3, 4, 5, 2, 3, 2],
+        &[2, 2, 2, 2, 2, 2, 3],
+        &[2, 2, 2, 2, 2, 2, 4],
+        &[2, 2, 2, 2, 2, 2, 8],
+        &[2, 2, 2, 2, 2, 2, 16],
     ];
     for data_shape in shapes {
         for k in 1..data_shape.len() {

@@ -2716,6 +2716,19 @@ fn large_calls_report_the_first_bad_index_whatever_the_split_and_write_nothing()
     indices[p2] = 4096;
     indices[p1] = 1024;
     let nd_shape = [614_400usize, 1];
+    // (k, data shape, index values, the first bad value's position): 200000 tuples of 3 into
+    // [16, 16, 16], 120000 of 5 into [4, 4, 4, 4, 4], bad values planted as above.
+    let tuple_cases: Vec<(usize, Vec<usize>, Vec<i64>, usize)> = [(3usize, 16usize), (5, 4)]
+        .into_iter()
+        .map(|(k, dim)| {
+            let mut values: Vec<i64> = (0..600_000).map(|_| rng.index(dim)).collect();
+            let (q1, q2, q3) = (300_001, 450_002, 599_998);
+            values[q3] = -(dim as i64) - 1;
+            values[q2] = 4 * dim as i64;
+            values[q1] = dim as i64;
+            (k, vec![dim; k], values, q1)
+        })
+        .collect();
     for (label, options) in big_executors() {
         for axis in [0i64, 1] {
             for entry in BIG_ENTRIES {
@@ -2738,6 +2751,37 @@ fn large_calls_report_the_first_bad_index_whatever_the_split_and_write_nothing()
                 assert!(
                     bytes_of(&got) == bytes_of(&untouched(entry, &data, -0.5)),
                     "{label}, {entry:?}, axis {axis}: written on an error"
+                );
+            }
+        }
+        // ScatterND with tuples of 3 and of 5 components (the offsets pass's loop with the tuple
+        // length compiled in, and its general loop): the first bad value in row-major order.
+        for (k, shape, values, bad_at) in &tuple_cases {
+            let tuples = values.len() / k;
+            let tuple_data: Vec<f32> = (0..count(shape)).map(|x| x as f32).collect();
+            let tuple_updates: Vec<f32> = (0..tuples).map(|x| -(x as f32)).collect();
+            for entry in BIG_ENTRIES {
+                let call = Call {
+                    op: Op::Nd,
+                    data: (shape, &tuple_data),
+                    indices: (&[tuples, *k], values),
+                    updates: (&[tuples], &tuple_updates),
+                    reduction: Reduction::Add,
+                };
+                let (result, got) = run(&call, entry, &options, -0.5);
+                let e = result.expect_err(&label);
+                let (t, c, dim) = (bad_at / k, bad_at % k, shape[0]);
+                assert_eq!(
+                    e.message(),
+                    format!(
+                        "ScatterND-18: index tuple indices[{t}, :], component {c} (indices[{t}, {c}]) = {dim} is out of range; allowed is [-{dim}, {}] for data.shape[{c}] = {dim}",
+                        dim - 1
+                    ),
+                    "{label}, {entry:?}, k {k}"
+                );
+                assert!(
+                    bytes_of(&got) == bytes_of(&untouched(entry, &tuple_data, -0.5)),
+                    "{label}, {entry:?}, k {k}: written on an error"
                 );
             }
         }

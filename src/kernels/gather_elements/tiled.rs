@@ -270,7 +270,7 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
 /// indices apart, and each row of a tile starts them anew from L2; with few positions the slab's
 /// reuse does not make up for it. Its price: each output row reads its group's slab again, a
 /// column (`axis_size * element_size`) per element, from the L3 while the slab stays there beside
-/// another core's, else from memory, where only narrow columns stay cheap.
+/// the index and output streams, else from memory, where only narrow columns stay cheap.
 ///
 /// Measured on a Zen 4 (1 MiB L2; one build, the rule toggled between alternating calls), time
 /// in row order against tiles, 1 / 2 threads:
@@ -284,7 +284,7 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
 /// - [16, 10, 50000] f32 0.59x / 0.65x, [3, 9, 150000] float16 0.56x / 0.52x (more positions:
 ///   [`STREAMED_POSITIONS_MAX`]);
 /// - kept in tiles: 16 positions ([8, 16, 65536] f32) 0.97-1.09x; 12 positions of f32 from a 48
-///   MiB slab 1.45x; wide columns from slabs beyond 4 MiB: [4, 6, 262144] f64 (12 MiB) 0.94x /
+///   MiB slab 1.45x; wide columns from slabs beyond 8 MiB: [4, 6, 262144] f64 (12 MiB) 0.94x /
 ///   1.70x, [2, 5, 3000000] f32 0.87x / 1.25x, [8, 4194304] f32 along axis 0 0.93x / 1.22x,
 ///   [8, 2097152] f64 1.90x.
 pub(super) fn row_order_streams_positions(

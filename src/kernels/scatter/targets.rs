@@ -181,6 +181,8 @@ fn tuple_offsets_of<I: IndexElement, O: Offset, const K: usize>(
     par: Parallel,
 ) -> Result<(), BadIndex> {
     let k = known_or(K, dims.len());
+    // Cannot panic: `tuple_offsets` picks K only when it equals dims.len(), and strides has one
+    // stride per dimension (`Targets::Tuples`).
     let (dims, strides) = (&dims[..k], &strides[..k]);
     // Whole tuples per block; k <= MAX_RANK < INDEX_BLOCK, so at least one.
     let per_block = INDEX_BLOCK / k;

@@ -187,21 +187,21 @@ impl Kernel for SliceKernel {
         par: Parallel,
     ) -> Result<(), BadIndex> {
         // Small slices get a copy of compile-time length (a few moves instead of a memcpy call);
-        // the common tuple lengths (1 for lookups, 2-4 for points and pairs) a compile-time
-        // loop, with single elements and with slices of any other length. The trade-off,
-        // measured: these arms are most of the library's code (GatherND's kernels were 0.84 MB
-        // of a 1.84 MB shared library), and every one that was tried without pays for its
-        // share; e.g. without the 8- and 16-element arms (265 KB) 1M tuples of 8 f32 took 1.63x
-        // as long, of 16 f32 1.53x, 100k of 8 f32 1.78x, and 8 f32 with 2-component tuples
-        // 1.10x. The 2- and 3-component arms for slices of run-time length (284 KB of a 6.5 MB
-        // stripped library) took the general loop's time per tuple down where lookups are
-        // many (Intel Xeon, one process per build, two rounds, ratio to ONNX Runtime in the
-        // same process, 1 thread): 93485 3-D lookups of 128 bytes from 125 MB 0.88-0.92x ->
-        // 1.14-1.20x (2 threads 0.85-0.87x -> 1.12-1.13x), 100k 2-D lookups of 80 bytes from
-        // 3.2 MB 1.20-1.23x -> 1.49-1.69x, 80k 3-D lookups of 96 bytes from 11 MB 1.16-1.26x ->
-        // 1.43-1.67x, 20k 2-D lookups of 128 bytes from 512 KiB 1.50-1.53x -> 1.75-1.80x; 50k
-        // of 256 bytes from 77 MB kept their time (1.40-1.53 ms against 1.45). Kernel speed is
-        // what users pick gatherkit for; the size is the price.
+        // the common tuple lengths (1 for lookups, 2-4 for points and pairs) a compile-time loop,
+        // with single elements and with slices of any other length. The trade-off, measured: these
+        // arms are most of the library's code (GatherND's kernels were 0.84 MB of a 1.84 MB shared
+        // library), and every one that was tried without pays for its share; e.g. without the 8-
+        // and 16-element arms (265 KB) 1M tuples of 8 f32 took 1.63x as long, of 16 f32 1.53x, 100k
+        // of 8 f32 1.78x, and 8 f32 with 2-component tuples 1.10x (such tuples now take their tuple
+        // length's loop instead, see below). The 2- and 3-component arms for slices of run-time
+        // length (284 KB of a 6.5 MB stripped library) took the general loop's time per tuple down
+        // where lookups are many (Intel Xeon, one process per build, two rounds, ratio to ONNX
+        // Runtime in the same process, 1 thread): 93485 3-D lookups of 128 bytes from 125 MB
+        // 0.88-0.92x -> 1.14-1.20x (2 threads 0.85-0.87x -> 1.12-1.13x), 100k 2-D lookups of 80
+        // bytes from 3.2 MB 1.20-1.23x -> 1.49-1.69x, 80k 3-D lookups of 96 bytes from 11 MB
+        // 1.16-1.26x -> 1.43-1.67x, 20k 2-D lookups of 128 bytes from 512 KiB 1.50-1.53x ->
+        // 1.75-1.80x; 50k of 256 bytes from 77 MB kept their time (1.40-1.53 ms against 1.45).
+        // Kernel speed is what users pick gatherkit for; the size is the price.
         //
         // For tuples of 2-4 components the tuple length compiled in pays more than the slice's,
         // so where both could be, the tuple's is. Measured on a Zen 4 (two builds in one process

@@ -22,7 +22,8 @@ pub(crate) fn avx2() -> bool {
     !portable_forced() && std::arch::is_x86_feature_detected!("avx2")
 }
 
-/// Defines `fn $name` that calls the `#[inline(always)]` kernel `$kernel` with the same arguments,
+/// Defines `fn $name` that calls the `#[inline(always)]` kernel `$kernel` (named with its generic
+/// arguments, `kernel::<E, I>`, which may add const ones of its own) with the same arguments,
 /// compiled with AVX2 when the CPU has it and portable otherwise: the one way a kernel picks its
 /// instruction set. The AVX2 twin is a function of its own with the kernel's parameter list, so
 /// the kernel inlines into it with its features *and* with its reference parameters still known
@@ -32,7 +33,7 @@ macro_rules! best_isa {
     (
         $(#[$attr:meta])*
         $vis:vis fn $name:ident<$($generic:ident: $bound:path),*>($($arg:ident: $ty:ty),* $(,)?)
-            -> $ret:ty = $kernel:ident;
+            -> $ret:ty = $kernel:expr;
     ) => {
         $(#[$attr])*
         #[inline(always)]
@@ -42,14 +43,14 @@ macro_rules! best_isa {
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2")]
             unsafe fn avx2<$($generic: $bound),*>($($arg: $ty),*) -> $ret {
-                $kernel::<$($generic),*>($($arg),*)
+                $kernel($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
             if $crate::kernels::isa::avx2() {
                 // SAFETY: the CPU has AVX2 (checked just above).
                 return unsafe { avx2::<$($generic),*>($($arg),*) };
             }
-            $kernel::<$($generic),*>($($arg),*)
+            $kernel($($arg),*)
         }
     };
 }

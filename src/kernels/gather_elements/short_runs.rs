@@ -110,7 +110,7 @@ isa::best_isa! {
         idx: &[I],
         out: &mut [MaybeUninit<E>],
         copy: &mut IndexCopy<I>,
-    ) -> Result<(), usize> = gather_cursor_rows_any;
+    ) -> Result<(), usize> = gather_cursor_rows_any::<E, I>;
 }
 
 /// Picks the element loop once per call: rows along the axis with stride 1, along it with a

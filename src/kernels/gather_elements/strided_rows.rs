@@ -858,23 +858,7 @@ isa::best_isa! {
         idx: &[I],
         out: &mut [MaybeUninit<E>],
         copy: &mut IndexCopy<I>,
-    ) -> Result<(), usize> = gather_in_blocks_either;
-}
-
-/// Rows along the axis and rows across it as separate loops, chosen once per run.
-#[inline(always)]
-fn gather_in_blocks_either<E: RawElement, I: IndexElement>(
-    slab: &[E],
-    rows: &ChosenRows,
-    idx: &[I],
-    out: &mut [MaybeUninit<E>],
-    copy: &mut IndexCopy<I>,
-) -> Result<(), usize> {
-    if rows.geometry.inner_stride == 0 {
-        gather_in_blocks_as::<E, I, false, false>(slab, rows, idx, out, copy)
-    } else {
-        gather_in_blocks_as::<E, I, true, false>(slab, rows, idx, out, copy)
-    }
+    ) -> Result<(), usize> = gather_in_blocks_either::<E, I, false>;
 }
 
 isa::best_isa! {
@@ -890,12 +874,13 @@ isa::best_isa! {
         idx: &[I],
         out: &mut [MaybeUninit<E>],
         copy: &mut IndexCopy<I>,
-    ) -> Result<(), usize> = gather_in_short_blocks_either;
+    ) -> Result<(), usize> = gather_in_blocks_either::<E, I, true>;
 }
 
-/// [`gather_in_blocks_either`] for short rows.
+/// The block loop's rows along the axis and rows across it as separate loops, chosen once per
+/// run; with `SHORT`, the loops made for short rows' lengths ([`gather_in_short_blocks`]).
 #[inline(always)]
-fn gather_in_short_blocks_either<E: RawElement, I: IndexElement>(
+fn gather_in_blocks_either<E: RawElement, I: IndexElement, const SHORT: bool>(
     slab: &[E],
     rows: &ChosenRows,
     idx: &[I],
@@ -903,9 +888,9 @@ fn gather_in_short_blocks_either<E: RawElement, I: IndexElement>(
     copy: &mut IndexCopy<I>,
 ) -> Result<(), usize> {
     if rows.geometry.inner_stride == 0 {
-        gather_in_blocks_as::<E, I, false, true>(slab, rows, idx, out, copy)
+        gather_in_blocks_as::<E, I, false, SHORT>(slab, rows, idx, out, copy)
     } else {
-        gather_in_blocks_as::<E, I, true, true>(slab, rows, idx, out, copy)
+        gather_in_blocks_as::<E, I, true, SHORT>(slab, rows, idx, out, copy)
     }
 }
 

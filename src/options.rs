@@ -108,12 +108,19 @@ impl Options {
         match self.opset {
             0 => Ok(newest),
             v if v >= first => Ok(v),
+            // ONNX versions are opsets, and the operators' first opsets are the first
+            // gatherkit implements; OpenVINO has versions before some of gatherkit's first
+            // (Gather-1 and Gather-7).
             v => Err(Error::new(
                 Status::UnsupportedVersion,
-                format!(
-                    "{} {operator} version {v} does not exist; the first is {first} (0 selects the newest, {newest})",
-                    self.flavor.name()
-                ),
+                match self.flavor {
+                    Flavor::Onnx => format!(
+                        "ONNX {operator} version {v} does not exist; the first is {first} (0 selects the newest, {newest})"
+                    ),
+                    Flavor::OpenVino => format!(
+                        "OpenVINO {operator} version {v} is not implemented; the first implemented is {first} (0 selects the newest, {newest})"
+                    ),
+                },
             )),
         }
     }

@@ -363,13 +363,14 @@ fn errors_name_argument_value_and_range() {
             &["Gather version -1"],
         ),
         (
+            // OpenVINO has Gather-1 and Gather-7; gatherkit implements Gather-8 only.
             "OpenVINO before 8",
             &[3],
             i2,
             (0, 0),
             Options::openvino(7),
             UnsupportedVersion,
-            &["version 7", "first is 8"],
+            &["OpenVINO Gather version 7 is not implemented; the first implemented is 8"],
         ),
         (
             "rank-0 data",
@@ -414,7 +415,10 @@ fn errors_name_argument_value_and_range() {
             (0, 1),
             ov(),
             InvalidAttribute,
-            &["batch_dims 1 is out of range", "[0, 0]"],
+            &[
+                "batch_dims 1 is out of range: it must be in [0, min(axis 0, indices rank 1)] = [0, 0]",
+                "(or negative, counting back from the indices rank 1)",
+            ],
         ),
         (
             "batch_dims below -q",
@@ -423,7 +427,7 @@ fn errors_name_argument_value_and_range() {
             (1, -2),
             ov(),
             InvalidAttribute,
-            &["batch_dims -2"],
+            &["batch_dims -2 is out of range: a negative value counts back from the indices rank 1 (here to -1)"],
         ),
         (
             "batch dims differ",

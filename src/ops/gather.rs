@@ -170,13 +170,20 @@ fn validate(
             batch_dims
         };
         if normalized < 0 || normalized > axis as i64 || normalized > q as i64 {
-            return Err(Error::new(
-                Status::InvalidAttribute,
+            let allowed = format!(
+                "[0, min(axis {axis}, indices rank {q})] = [0, {}]",
+                axis.min(q)
+            );
+            let message = if batch_dims < 0 {
                 format!(
-                    "{op}: batch_dims {batch_dims} is out of range: after adding the indices rank {q} to a negative value it must be in [0, min(axis {axis}, indices rank {q})] = [0, {}]",
-                    axis.min(q)
-                ),
-            ));
+                    "{op}: batch_dims {batch_dims} is out of range: a negative value counts back from the indices rank {q} (here to {normalized}), and the result must be in {allowed}"
+                )
+            } else {
+                format!(
+                    "{op}: batch_dims {batch_dims} is out of range: it must be in {allowed} (or negative, counting back from the indices rank {q})"
+                )
+            };
+            return Err(Error::new(Status::InvalidAttribute, message));
         }
         normalized as usize
     } else {

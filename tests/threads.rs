@@ -239,6 +239,59 @@ fn the_host_parallel_for_runs_every_task_and_a_broken_host_is_reported() {
 }
 
 #[test]
+fn a_host_may_offer_any_concurrency() {
+    // GatherElements along the last axis of two 4 MiB rows: more tasks than rows, so the rows
+    // kernel weighs the rows against the host's concurrency, which the header lets be any
+    // size_t. 2^62 overflowed that product (a panic with overflow checks, a wrong split without).
+    let (rows, len) = (2usize, 1usize << 20);
+    let data: Vec<f32> = (0..rows * len).map(|v| v as f32).collect();
+    let indices: Vec<i64> = (0..rows * len).map(|v| ((v * 7919) % len) as i64).collect();
+    let mut out = vec![0f32; rows * len];
+    let shape = [rows as i64, len as i64];
+    let d = gk_tensor {
+        dtype: GK_DTYPE_FLOAT,
+        rank: 2,
+        shape: shape.as_ptr(),
+        data: data.as_ptr().cast(),
+    };
+    let i = gk_tensor {
+        dtype: GK_DTYPE_INT64,
+        rank: 2,
+        shape: shape.as_ptr(),
+        data: indices.as_ptr().cast(),
+    };
+    let o = gk_tensor_mut {
+        dtype: GK_DTYPE_FLOAT,
+        rank: 2,
+        shape: shape.as_ptr(),
+        data: out.as_mut_ptr().cast(),
+    };
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    for concurrency in [1usize << 62, usize::MAX] {
+        out.fill(-1.0);
+        let options = gk_options {
+            parallel_for: Some(counting),
+            parallel_for_ctx: std::ptr::addr_of!(count).cast_mut().cast(),
+            parallel_for_concurrency: concurrency,
+            ..Default::default()
+        };
+        // SAFETY: valid descriptors of live buffers; the host runs every task once.
+        let status = unsafe { gk_gather_elements(&d, &i, 1, &o, &options) };
+        // SAFETY: a NUL-terminated string owned by the library.
+        let message = unsafe { CStr::from_ptr(gk_last_error_message()) }.to_string_lossy();
+        assert_eq!(status, GK_STATUS_OK, "concurrency {concurrency}: {message}");
+        let wrong = (0..rows * len)
+            .filter(|&v| out[v] != data[(v / len) * len + indices[v] as usize])
+            .count();
+        assert_eq!(wrong, 0, "concurrency {concurrency}");
+    }
+    assert!(
+        count.load(std::sync::atomic::Ordering::Relaxed) > 2,
+        "the host ran the tasks"
+    );
+}
+
+#[test]
 fn options_struct_size_says_which_fields_the_caller_has() {
     let size = std::mem::size_of::<gk_options>();
     for bad in [0, 8, size - 1, size + 1, size + 8, usize::MAX] {

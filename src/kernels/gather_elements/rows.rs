@@ -60,7 +60,9 @@ impl ElementsKernel {
         if self.runs_are_short(std::mem::size_of::<E>(), std::mem::size_of::<I>()) {
             return self.run_short_runs::<E, I>(data, indices, out, par);
         }
-        if par.tasks() > self.rows && self.rows < WHOLE_ROWS_PER_THREAD * par.concurrency() {
+        if par.tasks() > self.rows
+            && self.rows < WHOLE_ROWS_PER_THREAD.saturating_mul(par.concurrency())
+        {
             return self.run_pieces::<E, I>(data, indices, out, par);
         }
         split_units(out, self.rows, self.row_len, par, |rows, chunk| {

@@ -32,6 +32,14 @@ use descriptor::{
 };
 use std::ffi::c_char;
 
+/// What steps 1–2 read for an operation with an output descriptor: the descriptors (data,
+/// indices, output) and the options. On the heap, as [`StridedCall`]: in a caller's frame they
+/// would take room that every later frame adds to.
+struct DenseCall {
+    descriptors: [Descriptor; 3],
+    options: Options,
+}
+
 /// Steps 1–2 for an operation with an output descriptor. Not inlined: its frame (raw and
 /// validated descriptors, options, error messages) is needed only while it runs.
 ///
@@ -43,7 +51,7 @@ unsafe fn read_call(
     indices: *const gk_tensor,
     output: *const gk_tensor_mut,
     options: *const gk_options,
-) -> Result<([Descriptor; 3], Options)> {
+) -> Result<Box<DenseCall>> {
     // SAFETY: the three pointers are NULL or valid, by the function's contract.
     let raws = unsafe {
         [
@@ -53,7 +61,11 @@ unsafe fn read_call(
         ]
     };
     // SAFETY: forwarded contract.
-    unsafe { read_rest(raws, options) }
+    let (descriptors, options) = unsafe { read_rest(raws, options) }?;
+    Ok(Box::new(DenseCall {
+        descriptors,
+        options,
+    }))
 }
 
 /// Steps 1–2 for a shape query; not inlined, as [`read_call`].
@@ -144,13 +156,34 @@ unsafe fn gather_call<O: Operator>(
     make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<Plan<O>>,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    let ([d, i, o], options) = unsafe { read_call(data, indices, output, options) }?;
-    let plan = boxed_plan(&d, &i, &options, make)?;
+    let (plan, b) = unsafe { checked_gather(data, indices, output, options, make) }?;
+    plan.run_checked(b)
+}
+
+/// Steps 1-9 of one gather through the C ABI: the plan and the caller's buffers, checked. Not
+/// inlined: the descriptors and options it reads are dead once the plan holds what it needs, and
+/// in the entry point's frame they sat under every frame of the run (a call that starts no
+/// thread keeps within 4 KiB of stack, host parallel-for included; c-tests/test_small_stack.c).
+///
+/// # Safety
+/// As for `gk_gather_elements`; the buffers are valid for `'a`.
+#[inline(never)]
+unsafe fn checked_gather<'a, O: Operator>(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+    make: impl FnOnce(TensorDesc<'_>, TensorDesc<'_>, &Options) -> Result<Plan<O>>,
+) -> Result<(Box<Plan<O>>, buffers::ByteBuffers<'a>)> {
+    // SAFETY: forwarded contract.
+    let call = unsafe { read_call(data, indices, output, options) }?;
+    let [d, i, o] = &call.descriptors;
+    let plan = boxed_plan(d, i, &call.options, make)?;
     plan.check_output(o.desc())?;
     // SAFETY: forwarded contract: each address holds its tensor's bytes, which the plan (whose
     // shapes are the descriptors') knows.
     let b = unsafe { buffers::view_addresses(&plan, [d.address, i.address, o.address]) }?;
-    plan.run_checked(b)
+    Ok((plan, b))
 }
 
 /// What steps 1–2 read for a gather with strided inputs: the descriptors (data, indices,

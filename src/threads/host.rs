@@ -5,6 +5,7 @@
 //! ExecuTorch), so those hosts connect with a one-line shim.
 
 use std::ffi::c_void;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// One task: `task(task_ctx, i)`.
@@ -77,20 +78,21 @@ impl ParallelFor {
         }
     }
 
-    /// Runs `task(i)` for `i` in `0..tasks` through the host. A panic in a task is caught in
-    /// the task and re-raised here, on the calling thread, once the host has returned; so is a
-    /// host that returned without running every task once (the output would be incomplete).
-    pub(crate) fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+    /// Runs `task(i..i + 1)` for `i` in `0..tasks` through the host. A panic in a task is caught
+    /// in the task and re-raised here, on the calling thread, once the host has returned; so is
+    /// a host that returned without running every task once (the output would be incomplete).
+    pub(crate) fn run(&self, tasks: usize, task: &(dyn Fn(Range<usize>) + Sync)) {
         if tasks == 0 {
             return;
         }
-        let claimed: Vec<AtomicBool> = (0..tasks).map(|_| AtomicBool::new(false)).collect();
-        let context = TaskContext {
+        // On the heap, with the claims: on the stack it sat below every task, which a host call
+        // runs within the README's 4 KiB (c-tests/test_small_stack.c).
+        let context = Box::new(TaskContext {
             task,
-            claimed: &claimed,
+            claimed: (0..tasks).map(|_| AtomicBool::new(false)).collect(),
             ran: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
-        };
+        });
         // SAFETY: by the constructor's contract; `trampoline` gets a pointer to `context`,
         // which lives until the host returns (after every task has finished).
         unsafe {
@@ -98,7 +100,7 @@ impl ParallelFor {
                 self.context,
                 tasks,
                 trampoline,
-                std::ptr::addr_of!(context).cast_mut().cast(),
+                std::ptr::addr_of!(*context).cast_mut().cast(),
             )
         };
         if context.panicked.load(Ordering::Relaxed) {
@@ -106,12 +108,23 @@ impl ParallelFor {
         }
         let ran = context.ran.load(Ordering::Acquire);
         if ran != tasks {
-            std::panic::panic_any(HostFault(format!(
-                "options.parallel_for returned after running {ran} of the {tasks} tasks it was given \
-                 (each task must run exactly once before it returns); the output is incomplete"
-            )));
+            host_fault(ran, tasks);
         }
     }
+}
+
+/// Unwinds to the C boundary with a [`HostFault`] for a host that ran `ran` of `tasks` tasks.
+/// Without the panic hook (`resume_unwind`): a caller's mistake is reported through the status
+/// and message alone, not also printed to its stderr, and the hook's backtrace (with
+/// `RUST_BACKTRACE` set) took 24 KiB of stack, past the 4 KiB a call may use. Out of line, so
+/// that the message's formatting adds nothing to `run`'s frame under every task.
+#[cold]
+#[inline(never)]
+fn host_fault(ran: usize, tasks: usize) -> ! {
+    std::panic::resume_unwind(Box::new(HostFault(format!(
+        "options.parallel_for returned after running {ran} of the {tasks} tasks it was given \
+         (each task must run exactly once before it returns); the output is incomplete"
+    ))))
 }
 
 /// A panic payload for a host that broke the parallel-for contract: the C boundary reports it
@@ -119,8 +132,8 @@ impl ParallelFor {
 pub(crate) struct HostFault(pub(crate) String);
 
 struct TaskContext<'a> {
-    task: &'a (dyn Fn(usize) + Sync),
-    claimed: &'a [AtomicBool],
+    task: &'a (dyn Fn(Range<usize>) + Sync),
+    claimed: Box<[AtomicBool]>,
     ran: AtomicUsize,
     panicked: AtomicBool,
 }
@@ -139,7 +152,7 @@ unsafe extern "C" fn trampoline(task_ctx: *mut c_void, i: usize) {
         return;
     }
     let task = context.task;
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i))).is_err() {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i..i + 1))).is_err() {
         context.panicked.store(true, Ordering::Relaxed);
     }
     context.ran.fetch_add(1, Ordering::Release);

@@ -195,10 +195,23 @@ impl Parallel {
             return;
         }
         match self.host {
-            Some(host) => host.run(tasks, &|i| task(i..i + 1)),
-            None => pool::Pool::get().run(tasks, self.max, self.engage, task),
+            Some(host) => run_on_host(host, tasks, task),
+            None => run_on_pool(tasks, self.max, self.engage, task),
         }
     }
+}
+
+// The two ways out of `Parallel::run` are kept out of line: inlined, the pool's frame sat in
+// `run`'s below every host task (312 bytes), and a host call must keep within the README's 4 KiB
+// of stack (measured by c-tests/test_small_stack.c).
+#[inline(never)]
+fn run_on_host(host: ParallelFor, tasks: usize, task: &(dyn Fn(Range<usize>) + Sync)) {
+    host.run(tasks, task);
+}
+
+#[inline(never)]
+fn run_on_pool(tasks: usize, max: usize, engage: Engage, task: &(dyn Fn(Range<usize>) + Sync)) {
+    pool::Pool::get().run(tasks, max, engage, task);
 }
 
 #[cfg(test)]

@@ -160,7 +160,7 @@ unsafe fn gather_call<O: Operator>(
     plan.run_checked(b)
 }
 
-/// Steps 1-9 of one gather through the C ABI: the plan and the caller's buffers, checked. Not
+/// Steps 1–9 of one gather through the C ABI: the plan and the caller's buffers, checked. Not
 /// inlined: the descriptors and options it reads are dead once the plan holds what it needs, and
 /// in the entry point's frame they sat under every frame of the run (a call that starts no
 /// thread keeps within 4 KiB of stack, host parallel-for included; c-tests/test_small_stack.c).

@@ -160,6 +160,26 @@ unsafe extern "C" fn counting(host: *mut c_void, n: usize, task: gk_task_fn, ctx
     }
 }
 
+/// A descriptor of `values` with `shape` (both borrowed: they must outlive its use).
+fn descriptor<T>(dtype: i32, shape: &[i64], values: &[T]) -> gk_tensor {
+    gk_tensor {
+        dtype,
+        rank: shape.len(),
+        shape: shape.as_ptr(),
+        data: values.as_ptr().cast(),
+    }
+}
+
+/// An output descriptor of `values` with `shape` (both borrowed, as for [`descriptor`]).
+fn output_descriptor<T>(dtype: i32, shape: &[i64], values: &mut [T]) -> gk_tensor_mut {
+    gk_tensor_mut {
+        dtype,
+        rank: shape.len(),
+        shape: shape.as_ptr(),
+        data: values.as_mut_ptr().cast(),
+    }
+}
+
 /// GatherND of 32 MiB through the C ABI with `options`; returns the status and message.
 fn c_call(options: *const gk_options) -> (i32, String) {
     let (rows, len, tuples) = (1024usize, 256usize, 32usize << 10);
@@ -171,24 +191,9 @@ fn c_call(options: *const gk_options) -> (i32, String) {
         [tuples as i64, 1],
         [tuples as i64, len as i64],
     );
-    let d = gk_tensor {
-        dtype: GK_DTYPE_FLOAT,
-        rank: 2,
-        shape: ds.as_ptr(),
-        data: data.as_ptr().cast(),
-    };
-    let i = gk_tensor {
-        dtype: GK_DTYPE_INT64,
-        rank: 2,
-        shape: is.as_ptr(),
-        data: indices.as_ptr().cast(),
-    };
-    let o = gk_tensor_mut {
-        dtype: GK_DTYPE_FLOAT,
-        rank: 2,
-        shape: os.as_ptr(),
-        data: out.as_mut_ptr().cast(),
-    };
+    let d = descriptor(GK_DTYPE_FLOAT, &ds, &data);
+    let i = descriptor(GK_DTYPE_INT64, &is, &indices);
+    let o = output_descriptor(GK_DTYPE_FLOAT, &os, &mut out);
     // SAFETY: valid descriptors of live buffers.
     let status = unsafe { gk_gather_nd(&d, &i, 0, &o, options) };
     // SAFETY: a NUL-terminated string owned by the library.
@@ -248,27 +253,12 @@ fn a_host_may_offer_any_concurrency() {
     let indices: Vec<i64> = (0..rows * len).map(|v| ((v * 7919) % len) as i64).collect();
     let mut out = vec![0f32; rows * len];
     let shape = [rows as i64, len as i64];
-    let d = gk_tensor {
-        dtype: GK_DTYPE_FLOAT,
-        rank: 2,
-        shape: shape.as_ptr(),
-        data: data.as_ptr().cast(),
-    };
-    let i = gk_tensor {
-        dtype: GK_DTYPE_INT64,
-        rank: 2,
-        shape: shape.as_ptr(),
-        data: indices.as_ptr().cast(),
-    };
-    let o = gk_tensor_mut {
-        dtype: GK_DTYPE_FLOAT,
-        rank: 2,
-        shape: shape.as_ptr(),
-        data: out.as_mut_ptr().cast(),
-    };
+    let d = descriptor(GK_DTYPE_FLOAT, &shape, &data);
+    let i = descriptor(GK_DTYPE_INT64, &shape, &indices);
     let count = std::sync::atomic::AtomicUsize::new(0);
     for concurrency in [1usize << 62, usize::MAX] {
         out.fill(-1.0);
+        let o = output_descriptor(GK_DTYPE_FLOAT, &shape, &mut out);
         let options = gk_options {
             parallel_for: Some(counting),
             parallel_for_ctx: std::ptr::addr_of!(count).cast_mut().cast(),

@@ -366,7 +366,7 @@ unsafe fn read_scatter_call(
     updates: *const gk_tensor,
     output: *const gk_tensor_mut,
     options: *const gk_options,
-) -> Result<([Descriptor; 4], Options)> {
+) -> Result<Box<ScatterCall>> {
     // SAFETY: the four pointers are NULL or valid, by the function's contract.
     let raws = unsafe {
         [
@@ -377,7 +377,18 @@ unsafe fn read_scatter_call(
         ]
     };
     // SAFETY: forwarded contract.
-    unsafe { read_rest(raws, options) }
+    let (descriptors, options) = unsafe { read_rest(raws, options) }?;
+    Ok(Box::new(ScatterCall {
+        descriptors,
+        options,
+    }))
+}
+
+/// What steps 1–2 read for a scatter (data, indices, updates, output, options): on the heap, as
+/// [`DenseCall`].
+struct ScatterCall {
+    descriptors: [Descriptor; 4],
+    options: Options,
 }
 
 /// One scatter call through the C ABI: steps 1–2 here, 3–8 in the plan, step 9 (with the
@@ -399,15 +410,38 @@ unsafe fn scatter_call<O: ScatterOperator>(
     ) -> Result<ScatterPlan<O>>,
 ) -> Result<()> {
     // SAFETY: forwarded contract.
-    let ([d, i, u, o], options) =
-        unsafe { read_scatter_call(data, indices, updates, output, options) }?;
-    let plan = boxed_scatter_plan(&d, &i, &u, &options, make)?;
+    let (plan, b) = unsafe { checked_scatter(data, indices, updates, output, options, make) }?;
+    plan.run_checked(b)
+}
+
+/// Steps 1–9 of one scatter through the C ABI, out of line as [`checked_gather`] is.
+///
+/// # Safety
+/// As for `gk_scatter_elements`; the buffers are valid for `'a`.
+#[inline(never)]
+unsafe fn checked_scatter<'a, O: ScatterOperator>(
+    data: *const gk_tensor,
+    indices: *const gk_tensor,
+    updates: *const gk_tensor,
+    output: *const gk_tensor_mut,
+    options: *const gk_options,
+    make: impl FnOnce(
+        TensorDesc<'_>,
+        TensorDesc<'_>,
+        TensorDesc<'_>,
+        &Options,
+    ) -> Result<ScatterPlan<O>>,
+) -> Result<(Box<ScatterPlan<O>>, scatter::buffers::ByteScatter<'a>)> {
+    // SAFETY: forwarded contract.
+    let call = unsafe { read_scatter_call(data, indices, updates, output, options) }?;
+    let [d, i, u, o] = &call.descriptors;
+    let plan = boxed_scatter_plan(d, i, u, &call.options, make)?;
     plan.check_output(o.desc())?;
     // SAFETY: forwarded contract: each address holds its tensor's bytes, which the plan knows.
     let b = unsafe {
         scatter::buffers::view_addresses(&plan, [d.address, i.address, u.address, o.address])
     }?;
-    plan.run_checked(b)
+    Ok((plan, b))
 }
 
 /// Steps 3–7 for a scatter: the plan, on the heap (see [`boxed_plan`]).

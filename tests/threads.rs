@@ -235,12 +235,21 @@ fn the_host_parallel_for_runs_every_task_and_a_broken_host_is_reported() {
         parallel_for_concurrency: 4,
         ..Default::default()
     };
+    // The caller's mistake is reported through the status and message only: the panic hook
+    // (which prints to stderr, and with RUST_BACKTRACE takes 24 KiB of stack) must not run.
+    // Counted on this thread, where the call unwinds, so other tests' panics cannot count.
+    thread_local!(static HOOK_RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| HOOK_RUNS.with(|n| n.set(n.get() + 1))));
     let (status, message) = c_call(&broken);
+    drop(std::panic::take_hook());
+    std::panic::set_hook(previous);
     assert_eq!(status, GK_STATUS_INVALID_ARGUMENT, "{message}");
     assert!(
         message.contains("parallel_for returned after running 1 of the"),
         "{message}"
     );
+    assert_eq!(HOOK_RUNS.with(|n| n.get()), 0, "the panic hook ran");
 }
 
 #[test]

@@ -58,6 +58,12 @@ impl ParallelFor {
     /// While any [`Options`](crate::Options) holding it is used, `run` may be called with
     /// `context` from any thread, and each call runs every task exactly once and returns only
     /// after all of them have finished.
+    ///
+    /// A `run` that returns without having run every task is caught once it returns (a task
+    /// run again, or an index outside `0..n`, is ignored): through the C ABI the call is
+    /// `GK_STATUS_INVALID_ARGUMENT` with a message; from Rust the call unwinds, as a panic that
+    /// runs no panic hook (nothing is printed) and whose payload is not a public type. Returning
+    /// before the tasks have finished cannot be caught.
     pub const unsafe fn new(run: ParallelForFn, context: *mut c_void, concurrency: usize) -> Self {
         ParallelFor {
             run,

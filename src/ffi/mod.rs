@@ -391,30 +391,9 @@ struct ScatterCall {
     options: Options,
 }
 
-/// One scatter call through the C ABI: steps 1–2 here, 3–8 in the plan, step 9 (with the
-/// in-place rule) on the raw pointers, then the kernels.
-///
-/// # Safety
-/// As for `gk_scatter_elements`.
-unsafe fn scatter_call<O: ScatterOperator>(
-    data: *const gk_tensor,
-    indices: *const gk_tensor,
-    updates: *const gk_tensor,
-    output: *const gk_tensor_mut,
-    options: *const gk_options,
-    make: impl FnOnce(
-        TensorDesc<'_>,
-        TensorDesc<'_>,
-        TensorDesc<'_>,
-        &Options,
-    ) -> Result<ScatterPlan<O>>,
-) -> Result<()> {
-    // SAFETY: forwarded contract.
-    let (plan, b) = unsafe { checked_scatter(data, indices, updates, output, options, make) }?;
-    plan.run_checked(b)
-}
-
-/// Steps 1–9 of one scatter through the C ABI, out of line as [`checked_gather`] is.
+/// Steps 1–9 of one scatter through the C ABI (2 here, 3–8 in the plan, 9 with the in-place
+/// rule on the raw pointers): the plan and the caller's buffers, checked. Out of line, as
+/// [`checked_gather`] is; the entry points then run the kernels.
 ///
 /// # Safety
 /// As for `gk_scatter_elements`; the buffers are valid for `'a`.
@@ -769,9 +748,10 @@ pub unsafe extern "C" fn gk_scatter_elements(
 ) -> i32 {
     // SAFETY: forwarded contract.
     boundary(|| unsafe {
-        scatter_call(data, indices, updates, output, options, |d, i, u, o| {
+        let (plan, b) = checked_scatter(data, indices, updates, output, options, |d, i, u, o| {
             ScatterElements::new(d, i, u, axis, Reduction::try_from(reduction)?, o)
-        })
+        })?;
+        plan.run_checked(b)
     })
 }
 
@@ -795,9 +775,10 @@ pub unsafe extern "C" fn gk_scatter_nd(
 ) -> i32 {
     // SAFETY: forwarded contract.
     boundary(|| unsafe {
-        scatter_call(data, indices, updates, output, options, |d, i, u, o| {
+        let (plan, b) = checked_scatter(data, indices, updates, output, options, |d, i, u, o| {
             ScatterNd::new(d, i, u, Reduction::try_from(reduction)?, o)
-        })
+        })?;
+        plan.run_checked(b)
     })
 }
 

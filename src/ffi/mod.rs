@@ -32,11 +32,11 @@ use descriptor::{
 };
 use std::ffi::c_char;
 
-/// What steps 1–2 read for an operation with an output descriptor: the descriptors (data,
-/// indices, output) and the options. On the heap, as [`StridedCall`]: in a caller's frame they
-/// would take room that every later frame adds to.
-struct DenseCall {
-    descriptors: [Descriptor; 3],
+/// What steps 1–2 read for an operation with an output descriptor: its `N` descriptors (the
+/// inputs, then the output) and the options. On the heap, as [`StridedCall`]: in a caller's frame
+/// they would take room that every later frame adds to.
+struct CallInputs<const N: usize> {
+    descriptors: [Descriptor; N],
     options: Options,
 }
 
@@ -51,7 +51,7 @@ unsafe fn read_call(
     indices: *const gk_tensor,
     output: *const gk_tensor_mut,
     options: *const gk_options,
-) -> Result<Box<DenseCall>> {
+) -> Result<Box<CallInputs<3>>> {
     // SAFETY: the three pointers are NULL or valid, by the function's contract.
     let raws = unsafe {
         [
@@ -61,11 +61,7 @@ unsafe fn read_call(
         ]
     };
     // SAFETY: forwarded contract.
-    let (descriptors, options) = unsafe { read_rest(raws, options) }?;
-    Ok(Box::new(DenseCall {
-        descriptors,
-        options,
-    }))
+    unsafe { read_rest_boxed(raws, options) }
 }
 
 /// Steps 1–2 for a shape query; not inlined, as [`read_call`].
@@ -112,6 +108,22 @@ unsafe fn read_rest<const N: usize>(
     // SAFETY: shapes were checked non-NULL where rank > 0; contents valid by contract.
     let descriptors = unsafe { read_shapes(raws, dtypes) }?;
     Ok((descriptors, options))
+}
+
+/// [`read_rest`] into a [`CallInputs`] on the heap, for the calls that run kernels.
+///
+/// # Safety
+/// As for [`read_rest`].
+unsafe fn read_rest_boxed<const N: usize>(
+    raws: [RawDescriptor; N],
+    options: *const gk_options,
+) -> Result<Box<CallInputs<N>>> {
+    // SAFETY: forwarded contract.
+    let (descriptors, options) = unsafe { read_rest(raws, options) }?;
+    Ok(Box::new(CallInputs {
+        descriptors,
+        options,
+    }))
 }
 
 /// Writes an inferred shape for a shape query: the rank always, the dimensions when they fit.
@@ -366,7 +378,7 @@ unsafe fn read_scatter_call(
     updates: *const gk_tensor,
     output: *const gk_tensor_mut,
     options: *const gk_options,
-) -> Result<Box<ScatterCall>> {
+) -> Result<Box<CallInputs<4>>> {
     // SAFETY: the four pointers are NULL or valid, by the function's contract.
     let raws = unsafe {
         [
@@ -377,18 +389,7 @@ unsafe fn read_scatter_call(
         ]
     };
     // SAFETY: forwarded contract.
-    let (descriptors, options) = unsafe { read_rest(raws, options) }?;
-    Ok(Box::new(ScatterCall {
-        descriptors,
-        options,
-    }))
-}
-
-/// What steps 1–2 read for a scatter (data, indices, updates, output, options): on the heap, as
-/// [`DenseCall`].
-struct ScatterCall {
-    descriptors: [Descriptor; 4],
-    options: Options,
+    unsafe { read_rest_boxed(raws, options) }
 }
 
 /// Steps 1–9 of one scatter through the C ABI (2 here, 3–8 in the plan, 9 with the in-place

@@ -65,10 +65,11 @@ static float *big_work;
  * rounds, before the scenario's thread starts). */
 static int with_host;
 
+/* inline_parallel_for's calls, so that the host round can show it ran. */
+static size_t host_calls;
+
 /* A host that runs every task inline, in order, on the calling thread: gatherkit's chunks then
  * run on the painted stack, below the trampoline that calls them. */
-static size_t host_calls; /* inline_parallel_for's calls, so the host round can show it ran */
-
 static void inline_parallel_for(void *host_ctx, size_t n, gk_task_fn task, void *task_ctx) {
     size_t k;
     (void)host_ctx;
@@ -81,6 +82,14 @@ static void skipping_parallel_for(void *host_ctx, size_t n, gk_task_fn task, voi
     size_t k;
     (void)host_ctx;
     for (k = 0; k + 1 < n; k++) task(task_ctx, k);
+}
+
+/* Options whose host parallel-for skips a task (with 2 tasks at once, so 2 MiB calls split). */
+static gk_options skipping_options(void) {
+    gk_options o = make_options(GK_FLAVOR_ONNX, 0, 0);
+    o.parallel_for = skipping_parallel_for;
+    o.parallel_for_concurrency = 2;
+    return o;
 }
 
 /* The scenarios' options. In the host round a call that asked for one thread leaves the count to
@@ -811,29 +820,26 @@ static void strided_transposed(void) {
 /* The unwinder's first use in the process, with a GatherND (a GatherElements call's first use
  * would also take its one-time choice of loop, which the scenarios must measure). */
 static void first_unwind(void) {
-    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 0);
+    gk_options opts = skipping_options();
     const int64_t dshape[2] = {BIG_ROWS, BIG_COLS}, ishape[2] = {BIG_ROWS, 1};
     gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, dshape, big_data);
     gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, ishape, big_indices);
     gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, dshape, big_out);
     size_t k;
     for (k = 0; k < BIG_ROWS; k++) big_indices[k] = (int64_t)(BIG_ROWS - 1 - k);
-    opts.parallel_for = skipping_parallel_for;
-    opts.parallel_for_concurrency = 2;
     CHECK_STATUS(gk_gather_nd(&d, &i, 0, &o, &opts), GK_STATUS_INVALID_ARGUMENT,
                  "options.parallel_for returned after running");
 }
 
 /* A host that returns without running every task: the error path of a host call. */
 static void host_skips_a_task(void) {
-    gk_options opts = make_options(GK_FLAVOR_ONNX, 0, 0);
-    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, (const int64_t[]){BIG_ROWS, BIG_COLS}, big_data);
-    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, (const int64_t[]){BIG_ROWS, BIG_COLS}, big_indices);
-    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, (const int64_t[]){BIG_ROWS, BIG_COLS}, big_out);
+    gk_options opts = skipping_options();
+    const int64_t shape[2] = {BIG_ROWS, BIG_COLS};
+    gk_tensor d = make_tensor(GK_DTYPE_FLOAT, 2, shape, big_data);
+    gk_tensor i = make_tensor(GK_DTYPE_INT64, 2, shape, big_indices);
+    gk_tensor_mut o = make_output(GK_DTYPE_FLOAT, 2, shape, big_out);
     size_t k;
     for (k = 0; k < (size_t)BIG_ROWS * BIG_COLS; k++) big_indices[k] = (int64_t)(k % BIG_ROWS);
-    opts.parallel_for = skipping_parallel_for;
-    opts.parallel_for_concurrency = 2;
     CHECK_STATUS(AT_CALL(gk_gather_elements(&d, &i, 0, &o, &opts)), GK_STATUS_INVALID_ARGUMENT,
                  "options.parallel_for returned after running");
 }

@@ -900,6 +900,48 @@ fn gather_reuses_a_batchs_indices_across_outer_positions() {
 }
 
 #[test]
+fn gather_reuses_long_batches_whose_slices_share_lines() {
+    // More indices per batch than one index block, reading each line of their slab at least 4
+    // times: a task that holds two outer positions' worth of a batch resolves its indices once.
+    // Every split of the first into 2 to 4 tasks starts mid-run; with batch dimensions, tasks
+    // that start near a batch's end copy its last positions run by run and reuse the next
+    // batch; the third output (16.8 MB of 4-byte slices, each position's fewer bytes than its
+    // slab, from 18 MB) is streamed through staging pieces, which reuse what their task
+    // resolved for the first.
+    for (data_shape, indices_shape, axis, b) in [
+        (&[1991usize, 300][..], &[600usize][..], 1, 0),
+        (&[5, 301, 300], &[5, 20, 30], 2, 1),
+        (&[15001, 300], &[2, 140], 1, 0),
+    ] {
+        check_gather(
+            |x| x as f32,
+            data_shape,
+            indices_shape,
+            axis,
+            b,
+            false,
+            &[1, 2, 3, 4],
+        );
+    }
+    for start in second_chunk_starts(1991 * 600) {
+        assert_ne!(start % 600, 0, "a split at a run boundary");
+    }
+    // Compile-time slice lengths (1, 2, 4, 16) and a run-time one (6), from slabs of 4 KiB.
+    for len in [1, 2, 4, 6, 16] {
+        let axis_size = 1024 / len;
+        check_gather(
+            |x| x as u32,
+            &[40, axis_size, len],
+            &[4 * 1024 / 16 + 1],
+            1,
+            0,
+            true,
+            &[1, 2],
+        );
+    }
+}
+
+#[test]
 fn gather_reuse_path_slice_lengths_and_batch_sizes() {
     // Every compile-time slice length (1, 2, 3, 4, 8, 16) and run-time ones (5, 17) behind
     // batches of 1, 13 and 256 indices (the most one index block holds), with 3 and 7 outer
@@ -938,15 +980,16 @@ fn gather_reuse_path_slice_lengths_and_batch_sizes() {
 fn gather_general_path_slice_lengths() {
     // One outer position (axis 0): compile-time and run-time slice lengths, 150 indices past the
     // prefetch distance and tails after it; then outer > 1 with one index more per batch than
-    // the reusing path takes (257), and large enough to split: chunks in the middle of a run.
+    // one index block (257), too few to read each line of their slab 4 times (so not reused),
+    // and large enough to split: chunks in the middle of a run.
     for len in [1, 2, 3, 4, 5, 8, 16, 17] {
         check_gather(|x| x as f32, &[50, len], &[150], 0, 0, false, &[1, 2]);
         check_gather(|x| x as u16, &[50, len], &[10, 15], 0, 0, true, &[1]);
     }
-    check_gather(|x| x as u32, &[41, 50, 5], &[257], 1, 0, false, &[1, 2]);
+    check_gather(|x| x as u32, &[41, 300, 5], &[257], 1, 0, false, &[1, 2]);
     check_gather(
         |x| x as u32,
-        &[3, 41, 50, 5],
+        &[3, 41, 300, 5],
         &[3, 257],
         2,
         1,
@@ -977,9 +1020,9 @@ fn gather_general_path_slice_lengths() {
 fn gather_streams_outputs_of_16_mib_and_more() {
     // f32 outputs just over 16 MiB: small compile-time slices (4 floats) through the staging
     // buffer and longer ones (17, 70 and 100 floats, not whole lines) joined into whole lines,
-    // on the reusing path (outer > 1, at most 256 indices) and on the general one (axis 0; and
-    // outer > 1 with more than 256 indices). Every split starts its second chunk in the middle
-    // of a run, and of a line.
+    // on the reusing path (outer > 1, at most 256 indices; or 1025 that share their slab's
+    // line) and on the general one (axis 0; and outer > 1 with more than 4096 indices). Every
+    // split starts its second chunk in the middle of a run, and of a line.
     check_gather(
         |x| x as f32,
         &[4199, 13, 4],
@@ -1018,6 +1061,7 @@ fn gather_streams_outputs_of_16_mib_and_more() {
         &[1, 2, 3],
     );
     check_gather(|x| x as f32, &[4097, 9, 1], &[1025], 1, 0, false, &[1, 2]);
+    check_gather(|x| x as f32, &[1025, 9, 1], &[4097], 1, 0, false, &[1, 2]);
 }
 
 /// Gather (b batch dimensions) with two bad values around the start of the second chunk of each
@@ -1077,6 +1121,10 @@ fn gather_reports_the_first_bad_index_whatever_the_split() {
     check_first_bad_across_splits(&[6247, 9, 3], &[3, 7], 1, 0);
     check_first_bad_across_splits(&[5, 1201, 11, 3], &[5, 5, 7], 2, 1);
     check_first_bad_across_splits(&[5, 5, 40, 40], &[5, 301], 2, 1);
+    // Long batches resolved once per task (see gather_reuses_long_batches_whose_slices_share_
+    // lines): the first bad index in a batch is the one reported, before any of its positions.
+    check_first_bad_across_splits(&[1991, 300], &[600], 1, 0);
+    check_first_bad_across_splits(&[5, 301, 300], &[5, 600], 2, 1);
 }
 
 /// GatherElements whose traversal is one row (a 1-D gather, or indices one position long along

@@ -244,13 +244,15 @@ fn gather_nd_paths_stay_inside_their_buffers() {
 #[test]
 fn gather_paths_stay_inside_their_buffers() {
     // (data shape, indices shape, axis, batch_dims). The general path (outer 1, or more indices
-    // per batch than one index block) and the batch-reusing one (outer > 1, at most 256 indices
-    // per batch), each with compile-time slice lengths and run-time ones; scalar indices; batch
+    // per batch than one index block that mostly read lines of their own) and the batch-reusing
+    // one (outer > 1, at most 256 indices per batch, or more that read each line of their slab
+    // 4 times or more: [3, 40, 2] with 257), each with compile-time slice lengths and run-time
+    // ones; scalar indices; batch
     // dimensions, negative ones included; outputs without elements, whose indices are still
     // checked; a reusing call that 2 threads split in the middle of a batch (over 2 MiB of work
     // for every width); streamed outputs (>= 16 MiB) of large slices and of small staged ones,
     // on both paths.
-    let cases: [(&[usize], &[usize], i64, i64); 29] = [
+    let cases: [(&[usize], &[usize], i64, i64); 30] = [
         (&[40], &[37], 0, 0),
         (&[40, 2], &[37], 0, 0),
         (&[40, 3], &[5, 7], 0, 0),
@@ -260,6 +262,7 @@ fn gather_paths_stay_inside_their_buffers() {
         (&[40, 5], &[37], 0, 0),
         (&[40, 17], &[3, 13], -2, 0),
         (&[3, 40, 2], &[257], 1, 0),
+        (&[3, 2100, 2], &[257], 1, 0),
         (&[50, 40], &[3], 1, 0),
         (&[33, 40, 3], &[5, 7], 1, 0),
         (&[5, 40, 16], &[11], 1, 0),

@@ -18,13 +18,6 @@ pub(crate) fn prefetch_range<E>(data: &[E], offset: usize, len: usize) {
     prefetch_range_to(data, offset, len, HintLevel::L1);
 }
 
-/// [`prefetch_range`] without the range check, for callers that keep `offset + len <=
-/// data.len()` by construction (debug builds assert it).
-#[inline(always)]
-pub(crate) fn prefetch_range_in<E>(data: &[E], offset: usize, len: usize) {
-    prefetch_range_in_to(data, offset, len, HintLevel::L1);
-}
-
 /// [`prefetch_range`] into the cache level `level` names.
 #[inline(always)]
 pub(crate) fn prefetch_range_to<E>(data: &[E], offset: usize, len: usize, level: HintLevel) {
@@ -33,7 +26,8 @@ pub(crate) fn prefetch_range_to<E>(data: &[E], offset: usize, len: usize, level:
     }
 }
 
-/// [`prefetch_range_in`] into the cache level `level` names.
+/// [`prefetch_range_to`] without the range check, for callers that keep `offset + len <=
+/// data.len()` by construction (debug builds assert it).
 #[inline(always)]
 pub(crate) fn prefetch_range_in_to<E>(data: &[E], offset: usize, len: usize, level: HintLevel) {
     debug_assert!(offset + len <= data.len());

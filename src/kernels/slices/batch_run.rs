@@ -11,19 +11,40 @@ use crate::kernels::stream::{as_uninit, SliceOut};
 use crate::repr::{IndexElement, RawElement};
 
 /// A task's buffers, on the heap (the README promises calls at most 4 KiB of stack) and reused
-/// for every run and block of the task.
+/// for every run, block and staging piece of the task.
 pub(super) struct Scratch {
     pub(super) components: Components,
-    /// The offsets of a reused batch's slices (see `copy_reused_positions`); allocated by the
-    /// first batch that needs them.
+    /// The resolved tuples of the batch `resolved` names, which outer positions reuse (see
+    /// `SliceKernel::reuses_batch`); allocated by the first batch that needs them.
+    pub(super) positions: Vec<usize>,
+    pub(super) resolved: Option<ResolvedBatch>,
+    /// The offsets of that batch's slices (see `copy_reused_positions`), once made for the
+    /// batch `table_batch` names.
     pub(super) table: Vec<usize>,
+    pub(super) table_batch: Option<usize>,
+    /// Where the task's tuples end: a staging piece's range is a part of the task's, and
+    /// whether a batch's indices are worth resolving once depends on the whole task.
+    pub(super) task_end: usize,
+}
+
+/// The batch whose tuples a task's [`Scratch::positions`] holds.
+#[derive(Clone, Copy)]
+pub(super) struct ResolvedBatch {
+    pub(super) batch: usize,
+    /// Whether some of its index values counted from the back (see `ResolvedBlock::wrapped`).
+    pub(super) wrapped: bool,
 }
 
 impl Scratch {
-    pub(super) fn new() -> Scratch {
+    /// The buffers of a task whose tuples end at `task_end`.
+    pub(super) fn new(task_end: usize) -> Scratch {
         Scratch {
             components: Components::new(),
+            positions: Vec::new(),
+            resolved: None,
             table: Vec::new(),
+            table_batch: None,
+            task_end,
         }
     }
 }

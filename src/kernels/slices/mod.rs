@@ -16,7 +16,6 @@ mod short_runs;
 use crate::kernels::cache::{fits_l2, stays_in_l3, Footprint, LINE};
 use crate::kernels::parallel::split_units;
 use crate::kernels::prefetch::{HintLevel, SliceHintCores};
-use crate::kernels::resolve::INDEX_BLOCK;
 use crate::kernels::stream::{stream_fence, streams_output, LineStream, SliceOut, Staging};
 use crate::kernels::{known_or, BadIndex, Kernel};
 use crate::repr::IndexElement;
@@ -294,7 +293,7 @@ impl SliceKernel {
             cores,
         };
         split_units(out, tuples, len, par, |range, chunk| {
-            let mut scratch = Scratch::new();
+            let mut scratch = Scratch::new(range.end);
             if !stream {
                 return self.gather_range::<E, I, N, K>(
                     &run,
@@ -396,11 +395,10 @@ impl SliceKernel {
             SliceOut::Cached(out)
         };
         while t < range.end {
-            // A batch whose tuples fit one index block and that several outer positions reuse
-            // (Gather along a late axis with few indices): the per-run work (reading and
-            // resolving the indices) would cost more than the copies, so it is done once per
-            // batch and range, and each outer position only copies.
-            if self.outer > 1 && tpb * k <= INDEX_BLOCK {
+            // A batch whose indices several outer positions reuse (Gather along a late axis):
+            // where `reuses_batch` says so, its indices are read and resolved once per batch
+            // and task, and each outer position only copies.
+            if self.reuses_batch(k, t, batch, std::mem::size_of::<E>(), scratch) {
                 t = self.gather_reusing_batch::<E, I, N, K>(
                     run,
                     data,

@@ -1,21 +1,125 @@
-//! Outer positions that reuse a batch's few indices (Gather along a late axis): the indices are
+//! Outer positions that reuse a batch's indices (Gather along a late axis): the indices are
 //! read and resolved once per batch and task, then only copies run.
 
-use super::batch_run::{BatchRun, Scratch};
+use super::batch_run::{BatchRun, ResolvedBatch, Scratch};
 use super::SliceKernel;
 use crate::kernels::cache::LINE;
 use crate::kernels::copy::copy_slice;
-use crate::kernels::prefetch::{prefetch_range_in, prefetch_range_in_to, SliceHintCores};
+use crate::kernels::prefetch::{prefetch_range_in_to, HintLevel, SliceHintCores};
 use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
 use crate::kernels::stream::{as_uninit, SliceOut};
 use crate::kernels::{known_or, BadIndex};
 use crate::repr::{IndexElement, RawElement};
 use std::mem::MaybeUninit;
 
+/// The most tuple components of a batch whose resolved positions a task keeps beyond an index
+/// block (8 bytes each, and as many again or twice in offsets, see `copy_reused_positions`): at
+/// most 96 KiB a task, which the allocator serves from memory it keeps. Buffers of 480 KB (a
+/// limit of 65536, 30000 f32 from each of 50 rows of 100000) came as fresh pages in every task
+/// of a 2-thread call, 1800 page faults a call: 2.3x the time of the per-run loop.
+const REUSED_BATCH_MAX_COMPONENTS: usize = 1 << 12;
+
+/// A position reuses a longer batch's indices where its slices read each line of its slab
+/// this many times or more on average (see [`SliceKernel::reuses_batch`]).
+const REUSED_READS_PER_LINE: usize = 4;
+
 impl SliceKernel {
-    /// Tuples `range.start..` up to the end of their batch (or of `range`), for a batch whose
-    /// tuples fit one index block: the batch's indices are read and resolved once, then each
-    /// outer position copies its slices from them. Returns where it stopped; `out` continues
+    /// Whether the tuples from `t` (of `batch`, in a task whose range ends at
+    /// `scratch.task_end`) are copied by [`Self::gather_reusing_batch`]: the batch's indices
+    /// read and resolved once, for all of the task's outer positions of that batch.
+    ///
+    /// Always for a batch of at most an index block of components: the per-run loop would
+    /// spend more on reading and resolving them than on its copies. A longer batch (up to
+    /// [`REUSED_BATCH_MAX_COMPONENTS`]) where the task has resolved it already (a staging piece
+    /// after the first), or where both of these hold:
+    /// - Its slices read each line of their slab [`REUSED_READS_PER_LINE`] times or more: the
+    ///   copies then hit the cache and the loop's time is its instructions, of which the per-run
+    ///   loop's resolving is a large part. Where most reads are first reads of their lines, the
+    ///   loop waits on them either way.
+    /// - The task copies at least two outer positions' worth of its tuples, so that each index
+    ///   value is resolved at most half as often as by the per-run loop (a task that copies part
+    ///   of one position resolves only that part there).
+    ///
+    /// Measured on a Zen 4 (one build, the rule toggled between calls by turns, each call after
+    /// ONNX Runtime's), time with it against the per-run loop, Gathers along the last axis (half
+    /// of the index values negative where noted), 1 / 2 threads: 1120 bytes (half negative)
+    /// from each of 198 rows of 4199 (17 reads a line) 0.25x / 0.25-0.39x; 402 i16 (half
+    /// negative) from 384 rows of 229 0.23-0.34x / 0.21-0.34x; 1120 bytes 0.43x / 0.44-0.66x;
+    /// 300 i16 from 200 rows of 1000 0.62x / 0.40-0.63x; 600 f32 from 5000 rows of 300
+    /// 0.54-0.61x / 0.52-0.55x; 500 bytes from 2000 rows of 3000 0.75-0.77x / 0.59-0.75x; 2000
+    /// f32 0.63x / 0.65x; 2000 slices of 64 bytes from 1000 rows of 300 0.80x / 0.85-0.90x.
+    /// Where reads per line are fewer (mostly first reads), the same rule without the
+    /// first condition: 1000 slices of 16 bytes from 200 rows of 2000 (2 a line) 0.96-1.14x,
+    /// 3000 of 16 bytes from 100 rows of 5000 0.98-1.13x / 1.12-1.26x, G2 and 5000 of 256
+    /// bytes from 8 rows of 20000 0.96-1.07x. Where every task copied its tuples this way
+    /// whatever its range, tasks of a fraction of a position resolved whole batches: at 2
+    /// threads 1.1-2.4x the time.
+    pub(super) fn reuses_batch(
+        &self,
+        k: usize,
+        t: usize,
+        batch: usize,
+        element_size: usize,
+        scratch: &Scratch,
+    ) -> bool {
+        let tpb = self.tuples_per_batch;
+        let components = tpb.saturating_mul(k);
+        if self.outer < 2 || components > REUSED_BATCH_MAX_COMPONENTS {
+            return false;
+        }
+        if components <= INDEX_BLOCK || scratch.resolved.is_some_and(|r| r.batch == batch) {
+            return true;
+        }
+        let slab_lines = self.run_span.saturating_mul(element_size).div_ceil(LINE);
+        let dense = tpb >= slab_lines.saturating_mul(REUSED_READS_PER_LINE);
+        // Cannot overflow: the batch's tuples are tuples of the call, whose count is a usize.
+        let batch_end = (batch + 1) * tpb * self.outer;
+        dense && scratch.task_end.min(batch_end).saturating_sub(t) >= 2 * tpb
+    }
+
+    /// Reads `batch`'s index values (its tuples, `indices` of the whole call) and resolves them
+    /// into `scratch.positions`, unless the task did so already. Returns whether some counted
+    /// from the back; on a bad one, its position and value (the batch's first).
+    fn resolve_batch<I: IndexElement, const K: usize>(
+        &self,
+        batch: usize,
+        indices: &[I],
+        dims: &[usize],
+        scratch: &mut Scratch,
+    ) -> Result<bool, BadIndex> {
+        if let Some(known) = scratch.resolved.filter(|r| r.batch == batch) {
+            return Ok(known.wrapped);
+        }
+        let k = known_or(K, self.tuple_dims.len());
+        let components = self.tuples_per_batch * k;
+        // Cannot panic: the batch's tuples are whole tuples of `indices` (the plan).
+        let batch_idx = &indices[batch * components..(batch + 1) * components];
+        scratch.resolved = None;
+        scratch.table_batch = None;
+        scratch.positions.clear();
+        scratch.positions.reserve_exact(components);
+        // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
+        let block = INDEX_BLOCK / k * k;
+        let mut wrapped = false;
+        for (b, idx_block) in batch_idx.chunks(block).enumerate() {
+            let resolved = scratch.components.copy_resolved::<I, K>(idx_block, dims);
+            if !resolved.in_range {
+                let (p, value) = first_bad_component(idx_block, dims);
+                return Err(BadIndex {
+                    position: batch * components + b * block + p,
+                    value,
+                });
+            }
+            wrapped |= resolved.wrapped;
+            scratch.positions.extend_from_slice(resolved.positions);
+        }
+        scratch.resolved = Some(ResolvedBatch { batch, wrapped });
+        Ok(wrapped)
+    }
+
+    /// Tuples `range.start..` up to the end of their batch (or of `range`), for a batch that
+    /// [`Self::reuses_batch`]: the batch's indices are read and resolved once per task, then
+    /// each outer position copies its slices from them. Returns where it stopped; `out` continues
     /// after the slices written.
     #[inline(always)]
     pub(super) fn gather_reusing_batch<
@@ -39,25 +143,16 @@ impl SliceKernel {
         let tpb = self.tuples_per_batch;
         let batch = range.start / tpb / self.outer;
         let batch_idx = &indices[batch * tpb * k..(batch + 1) * tpb * k];
-        let Scratch { components, table } = scratch;
-        let resolved = components.copy_resolved::<I, K>(batch_idx, run.dims);
-        let positions = resolved.positions;
-        if !resolved.in_range {
-            let (p, value) = first_bad_component(batch_idx, run.dims);
-            return Err(BadIndex {
-                position: batch * tpb * k + p,
-                value,
-            });
-        }
+        let wrapped = self.resolve_batch::<I, K>(batch, indices, run.dims, scratch)?;
         let batch_end = ((batch + 1) * tpb * self.outer).min(range.end);
         if let (1, SliceOut::Cached(rest)) = (k, &mut *out) {
             let tuples = range.start..batch_end;
             let all = std::mem::take(rest);
-            let (done, tail) =
-                self.copy_reused_positions::<E, N>(*run, data, positions, table, tuples, all);
+            let (done, tail) = self.copy_reused_positions::<E, N>(*run, data, scratch, tuples, all);
             *rest = tail;
             return Ok(done);
         }
+        let positions = &scratch.positions;
         let mut t = range.start;
         // Pairs advance by counting, not dividing: with one or a few tuples per pair, two
         // 64-bit divisions per pair cost more than the copies.
@@ -74,14 +169,7 @@ impl SliceKernel {
             if let Some(hints) = &hints {
                 hints.ask(data, base, tuples, run);
             }
-            run.gather_in_range::<E, I, N, K>(
-                resolved.wrapped,
-                slab,
-                batch_idx,
-                first,
-                tuples,
-                part,
-            );
+            run.gather_in_range::<E, I, N, K>(wrapped, slab, batch_idx, first, tuples, part);
             t = run_end;
             // The batch's pairs are consecutive outer positions, `run_span` apart in data.
             pair += 1;
@@ -93,34 +181,25 @@ impl SliceKernel {
 
     /// [`Self::gather_reusing_batch`]'s copies for one-component tuples written with ordinary
     /// stores (Gather): tuples `tuples` (all of one batch), whose resolved positions are
-    /// `positions`, into `out`.
+    /// `scratch.positions`, into `out`.
     ///
     /// The tuples of a few consecutive outer positions (at least [`TABLE_TUPLES`] tuples, whole
     /// positions) repeat with the same offsets from their first position's slab, so those
-    /// offsets are made once per call (in `table`) and each stretch of that many tuples is one
-    /// loop over the table. With one or a few tuples per outer position, a loop that counted
-    /// (outer position, tuple) per slice ran about 25 instructions a slice, and one loop per
-    /// outer position paid its setup per position: Gather along the last axis of a [2191671,
-    /// 10] u32 tensor with 3 indices took 10.4 and 5.5 ms that way, 4.1 ms from the table, 3.5
-    /// ms in a plain C loop over its rows. A call of fewer than two tables' tuples copies each
+    /// offsets are made once per batch and task (in `scratch.table`) and each stretch of that
+    /// many tuples is one loop over the table. With one or a few tuples per outer position, a
+    /// loop that counted (outer position, tuple) per slice ran about 25 instructions a slice,
+    /// and one loop per outer position paid its setup per position: Gather along the last axis
+    /// of a [2191671, 10] u32 tensor with 3 indices took 10.4 and 5.5 ms that way, 4.1 ms from
+    /// the table, 3.5 ms in a plain C loop over its rows. A call of fewer than two tables' tuples copies each
     /// outer position's slices from the positions (no table to build).
     ///
-    /// Every outer position reads a slab of its own, so the slice `ahead_tuples` on is
-    /// prefetched where that slice is likely a first read of its lines
-    /// ([`slabs_read_once_per_tuple`]) and the core is not Intel's ([`cached_walk_asks_ahead`]),
-    /// into L1 whatever the data's size: unlike the lookups'
-    /// and the streamed walk's hints ([`BatchRun::hint_level`]), these slices of a line or less
-    /// gave no rule for L2 on a Zen 4 (16-byte slices from 256-byte slabs took 0.49-0.59x the
-    /// time into L2, from 1 KiB slabs 1.73x, 2-byte slices from 118-byte slabs 1.16-1.19x; see
-    /// bench/README.md).
-    /// Returns where it stopped and the rest of `out`.
+    /// Hints: see [`walk_hints`]. Returns where it stopped and the rest of `out`.
     #[inline(always)]
     fn copy_reused_positions<'o, E: RawElement, const N: usize>(
         &self,
         run: BatchRun<'_>,
         data: &[E],
-        positions: &[usize],
-        table: &mut Vec<usize>,
+        scratch: &mut Scratch,
         tuples: std::ops::Range<usize>,
         out: &'o mut [MaybeUninit<E>],
     ) -> (usize, &'o mut [MaybeUninit<E>]) {
@@ -136,11 +215,14 @@ impl SliceKernel {
         // batches * outer * run_span), and every position is below the axis size, so each
         // slice lies in its outer position's slab; checked once here for the whole batch.
         let batch_data = &data[batch * self.batch_stride..(batch + 1) * self.batch_stride];
+        let hints = walk_hints(&run, tpb, len * std::mem::size_of::<E>());
         let slabs = SlabCopy {
             data: batch_data,
             len,
             prefetch_len: if N != 0 { N } else { run.prefetch_len },
+            level: hints.unwrap_or(HintLevel::L1),
         };
+        let positions = &scratch.positions;
         let stride = run.strides[0];
         let mut j = tuples.start % tpb;
         let mut base = (tuples.start / tpb - batch * self.outer) * span;
@@ -162,31 +244,29 @@ impl SliceKernel {
             }
             return (tuples.end, rest);
         }
-        let prefetch = cached_walk_asks_ahead(
-            run.cores,
-            tpb,
-            run.dims[0],
-            len * std::mem::size_of::<E>(),
-            run.ahead_tuples,
-        );
+        let prefetch = hints.is_some();
         let pairs = (TABLE_TUPLES / tpb).max(1);
         let stretch = pairs * tpb;
-        table.clear();
-        table.reserve(2 * stretch);
-        for pair in 0..pairs {
-            table.extend(positions.iter().map(|&p| pair * span + p * stride));
-        }
-        if prefetch {
-            // Tuple i + ahead_tuples, counted from tuple i's stretch: in a later position.
-            let (mut pair, mut at) = (run.ahead_tuples / tpb, run.ahead_tuples % tpb);
-            for _ in 0..stretch {
-                table.push(pair * span + positions[at] * stride);
-                at += 1;
-                if at == tpb {
-                    at = 0;
-                    pair += 1;
+        let table = &mut scratch.table;
+        if scratch.table_batch != Some(batch) {
+            table.clear();
+            table.reserve(2 * stretch);
+            for pair in 0..pairs {
+                table.extend(positions.iter().map(|&p| pair * span + p * stride));
+            }
+            if prefetch {
+                // Tuple i + ahead_tuples, counted from tuple i's stretch: in a later position.
+                let (mut pair, mut at) = (run.ahead_tuples / tpb, run.ahead_tuples % tpb);
+                for _ in 0..stretch {
+                    table.push(pair * span + positions[at] * stride);
+                    at += 1;
+                    if at == tpb {
+                        at = 0;
+                        pair += 1;
+                    }
                 }
             }
+            scratch.table_batch = Some(batch);
         }
         let (offsets, ahead) = table.split_at(stretch);
         while !left.is_empty() {
@@ -284,6 +364,41 @@ fn slabs_read_once_per_tuple(
     ahead_tuples != 0 && tuples_per_position <= positions.saturating_mul(2)
 }
 
+/// Where the cached walk ([`SliceKernel::copy_reused_positions`]) asks for the slice
+/// `ahead_tuples` on, for positions of `tuples_per_position` slices of `slice_bytes`; `None`:
+/// nowhere.
+///
+/// Positions of at most an index block of tuples, where [`cached_walk_asks_ahead`] says, into
+/// L1 whatever the data's size: unlike the lookups' and the streamed walk's hints
+/// ([`BatchRun::hint_level`]), these slices of a line or less gave no rule for L2 on a Zen 4
+/// (16-byte slices from 256-byte slabs took 0.49-0.59x the time into L2, from 1 KiB slabs 1.73x,
+/// 2-byte slices from 118-byte slabs 1.16-1.19x; see bench/README.md).
+///
+/// Longer positions (see [`SliceKernel::reuses_batch`]) are lookups within a slab whose hints
+/// stay within it: they ask as the lookups do, wherever the run asks ahead, into the run's
+/// level. Measured on a Zen 4 (one build, the rule toggled between calls by turns, each call
+/// after ONNX Runtime's), time with the cached walk's rule against the lookups': 2000 f32 from
+/// each of 2000 rows of 3000 (24 MB) 1.14x, 500 bytes from such rows 1.05x, 8000 u16 from 200
+/// rows of 30000 0.99x, 2000 slices of 64 bytes from 1000 rows of 300 0.98x; positions whose
+/// slices mostly read lines of their own (which are not reused) 1.1-1.9x.
+fn walk_hints(
+    run: &BatchRun<'_>,
+    tuples_per_position: usize,
+    slice_bytes: usize,
+) -> Option<HintLevel> {
+    if tuples_per_position > INDEX_BLOCK {
+        return (run.ahead_tuples != 0).then_some(run.hint_level);
+    }
+    cached_walk_asks_ahead(
+        run.cores,
+        tuples_per_position,
+        run.dims[0],
+        slice_bytes,
+        run.ahead_tuples,
+    )
+    .then_some(HintLevel::L1)
+}
+
 /// Whether the cached walk ([`SliceKernel::copy_reused_positions`]) asks for the slice
 /// `ahead_tuples` on, for slices of `slice_bytes`: where [`slabs_read_once_per_tuple`], and on
 /// Intel's cores only for slices of at most a line that each have a line of their slab to
@@ -376,6 +491,8 @@ struct SlabCopy<'d, E> {
     len: usize,
     /// Elements of a slice ahead to prefetch.
     prefetch_len: usize,
+    /// The cache level those elements are asked into.
+    level: HintLevel,
 }
 
 impl<E: RawElement> SlabCopy<'_, E> {
@@ -403,7 +520,7 @@ impl<E: RawElement> SlabCopy<'_, E> {
             if PREFETCH {
                 // Cannot panic: the caller passes as many ahead offsets as offsets.
                 let at = (base + ahead[i]).min(last_offset);
-                prefetch_range_in(self.data, at, self.prefetch_len);
+                prefetch_range_in_to(self.data, at, self.prefetch_len, self.level);
             }
             let at = base + offset * scale;
             debug_assert!(at + len <= self.data.len());
@@ -525,6 +642,73 @@ mod tests {
                 }
             }
         });
+    }
+
+    #[test]
+    fn long_batches_are_reused_where_their_slices_share_lines_and_the_task_holds_two_positions() {
+        use super::super::batch_run::ResolvedBatch;
+        let f32_size = 4;
+        let whole = |kernel: &SliceKernel| Scratch::new(kernel.tuples());
+        // 1120 values from each of 198 rows of 4199 bytes: 66 lines a row, 17 reads a line.
+        let dense = SliceKernel::take(&[198, 4199], &[1120], 1, 0);
+        assert!(dense.reuses_batch(1, 0, 0, 1, &whole(&dense)));
+        // From rows of 2000 f32 (125 lines), 1000 values are 8 a line and 500 are 4: reused;
+        // 499 are not.
+        for (values, reused) in [(1000, true), (500, true), (499, false)] {
+            let kernel = SliceKernel::take(&[50, 2000], &[values], 1, 0);
+            assert_eq!(
+                kernel.reuses_batch(1, 0, 0, f32_size, &whole(&kernel)),
+                reused
+            );
+        }
+        // The same 1000 values from rows of 2000 slices of 16 bytes (500 lines): 2 a line.
+        let sparse = SliceKernel::take(&[50, 2000, 4], &[1000], 1, 0);
+        assert!(!sparse.reuses_batch(1, 0, 0, f32_size, &whole(&sparse)));
+        // Batches of at most an index block are reused whatever their reads.
+        let short = SliceKernel::take(&[50, 2000, 4], &[256], 1, 0);
+        assert!(short.reuses_batch(1, 0, 0, f32_size, &Scratch::new(1)));
+        // More components than the limit: never, resolved or not.
+        let long = SliceKernel::take(&[50, 2000], &[REUSED_BATCH_MAX_COMPONENTS + 1], 1, 0);
+        let mut resolved = whole(&long);
+        resolved.resolved = Some(ResolvedBatch {
+            batch: 0,
+            wrapped: false,
+        });
+        assert!(!long.reuses_batch(1, 0, 0, f32_size, &resolved));
+        let at_limit = SliceKernel::take(&[50, 2000], &[REUSED_BATCH_MAX_COMPONENTS], 1, 0);
+        assert!(at_limit.reuses_batch(1, 0, 0, f32_size, &whole(&at_limit)));
+        // A task that holds less than two positions' worth of the batch's tuples from `t`: not,
+        // unless it resolved the batch already. With 3 batches of 50 positions of 1120 tuples,
+        // a task ending in the second batch counts only the tuples up to its end.
+        let batched = SliceKernel::take(&[3, 50, 4199], &[3, 1120], 2, 1);
+        let tpb = 1120;
+        let batch_1 = 50 * tpb;
+        for (t, task_end, reused) in [
+            (0, 2 * tpb, true),
+            (0, 2 * tpb - 1, false),
+            (batch_1 - 2 * tpb, 3 * batch_1, true),
+            (batch_1 - 2 * tpb + 1, 3 * batch_1, false),
+            (batch_1 + 5, batch_1 + 5 + 2 * tpb, true),
+            (batch_1 + 5, batch_1 + 4 + 2 * tpb, false),
+        ] {
+            let batch = t / batch_1;
+            let task = Scratch::new(task_end);
+            assert_eq!(
+                batched.reuses_batch(1, t, batch, 1, &task),
+                reused,
+                "{t} {task_end}"
+            );
+        }
+        let mut task = Scratch::new(batch_1 + 6);
+        task.resolved = Some(ResolvedBatch {
+            batch: 1,
+            wrapped: true,
+        });
+        assert!(batched.reuses_batch(1, batch_1 + 5, 1, 1, &task));
+        assert!(!batched.reuses_batch(1, 5, 0, 1, &Scratch::new(6)));
+        // One outer position: nothing to reuse.
+        let one = SliceKernel::take(&[4199], &[1120], 0, 0);
+        assert!(!one.reuses_batch(1, 0, 0, 1, &whole(&one)));
     }
 
     #[test]

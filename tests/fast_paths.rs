@@ -17,8 +17,9 @@
 //! each) directly, small fixed ones through the staging buffer; many batches of a few tuples
 //! copied together, split in the middle of a batch. Gather's two paths on the same kernel: the
 //! general one, and the one that resolves a batch's indices once for every outer position (more
-//! than one outer position, at most 256 indices per batch), split across tasks in the middle of a
-//! batch, streamed or not, and its first bad index whatever the split.
+//! than one outer position, and at most 256 indices per batch, or up to 4096 with at least 4
+//! for each line of their slab), split across tasks in the middle of a batch, streamed or not,
+//! and its first bad index whatever the split.
 
 #[path = "common/hosts.rs"]
 mod hosts;
@@ -912,16 +913,17 @@ fn gather_reuses_a_batchs_indices_across_outer_positions() {
 
 #[test]
 fn gather_reuses_long_batches_whose_slices_share_lines() {
-    // More indices per batch than one index block, reading each line of their slab at least 4
-    // times: a task that holds two outer positions' worth of a batch resolves its indices once.
-    // Every split into 2 to 4 tasks starts mid-run; with batch dimensions, tasks
-    // that start near a batch's end copy its last positions run by run and reuse the next
-    // batch; the third output (16.8 MB of 4-byte slices, each position's fewer bytes than its
-    // slab, from 18 MB) is streamed through staging pieces, which reuse what their task
-    // resolved for the first.
+    // More indices per batch than one index block, at least 4 for each line of their slab: a
+    // task that holds two outer positions' worth of a batch resolves its indices once. Every
+    // split into 2 to 4 tasks starts mid-run. With batch dimensions, 301 batches of 5 positions
+    // of 280 tuples: a task that starts in a batch's last two positions copies them run by run
+    // and reuses the next batch (the 16 tasks of 2 threads: the first starts 1138 tuples into
+    // a batch of 1400). The third output (16.8 MB of 4-byte slices, each position's fewer bytes
+    // than its slab, from 18 MB) is streamed through staging pieces, which reuse what their
+    // task resolved for the first.
     for (data_shape, indices_shape, axis, b) in [
         (&[1991usize, 300][..], &[600usize][..], 1, 0),
-        (&[5, 301, 300], &[5, 20, 30], 2, 1),
+        (&[301, 5, 300], &[301, 20, 14], 2, 1),
         (&[15001, 300], &[2, 140], 1, 0),
     ] {
         check_f32_gather_split_mid_run(data_shape, indices_shape, axis, b);
@@ -1021,8 +1023,9 @@ fn gather_streams_outputs_of_16_mib_and_more() {
     // f32 outputs just over 16 MiB: small compile-time slices (4 floats) through the staging
     // buffer and longer ones (17, 70 and 100 floats, not whole lines) joined into whole lines,
     // on the reusing path (outer > 1, at most 256 indices; or 1025 that share their slab's
-    // line) and on the general one (axis 0; and outer > 1 with more than 4096 indices). Every
-    // split starts its second chunk in the middle of a run, and of a line.
+    // line) and on the general one (axis 0; and outer > 1 with more than 4096 indices, from 20
+    // MB). Every split starts its second chunk in the middle of a run, and of a line. (Where the
+    // data fits the L2, 4-byte slices stream only on Intel's cores.)
     check_gather(
         |x| x as f32,
         &[4199, 13, 4],
@@ -1061,7 +1064,15 @@ fn gather_streams_outputs_of_16_mib_and_more() {
         &[1, 2, 3],
     );
     check_gather(|x| x as f32, &[4097, 9, 1], &[1025], 1, 0, false, &[1, 2]);
-    check_gather(|x| x as f32, &[1025, 9, 1], &[4097], 1, 0, false, &[1, 2]);
+    check_gather(
+        |x| x as f32,
+        &[1025, 5000, 1],
+        &[4097],
+        1,
+        0,
+        false,
+        &[1, 2],
+    );
 }
 
 /// Gather (b batch dimensions) with two bad values around the start of the second chunk of each
@@ -1116,7 +1127,8 @@ fn check_first_bad_across_splits(
 fn gather_reports_the_first_bad_index_whatever_the_split() {
     // The reusing path (each chunk resolves its batch's indices, those before its first tuple
     // included) without and with batch dimensions, and the general path (more than 256 indices
-    // per batch: a chunk reads them from its first tuple on). f64 data, so that every split
+    // per batch, fewer than 4 for each line of their slab: a chunk reads them from its first
+    // tuple on). f64 data, so that every split
     // gets its tasks (>= 1 MiB of work each).
     check_first_bad_across_splits(&[6247, 9, 3], &[3, 7], 1, 0);
     check_first_bad_across_splits(&[5, 1201, 11, 3], &[5, 5, 7], 2, 1);

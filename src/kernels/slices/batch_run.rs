@@ -66,7 +66,8 @@ pub(super) struct BatchRun<'a> {
     /// run-time length.
     pub(super) prefetch_len: usize,
     /// The cache level those slices are asked into ([`HintLevel::for_slices_from`]); Gather's
-    /// walk with a cached output keeps L1 (see `SliceKernel::copy_reused_positions`).
+    /// walk with a cached output keeps L1 for positions of at most an index block of tuples
+    /// (see `reuse::walk_hints`).
     pub(super) hint_level: HintLevel,
     /// Whether the task's slices go out with non-temporal stores (into a large output).
     pub(super) stream: bool,

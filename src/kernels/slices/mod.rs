@@ -6,7 +6,7 @@
 //! and version: they differ only in how they *name* the output shape.
 //!
 //! [`batch_run`] copies one (batch, outer position) run; [`reuse`] copies many outer positions
-//! that share a batch's few indices; [`short_runs`] copies the tuples of many small batches
+//! that share a batch's indices; [`short_runs`] copies the tuples of many small batches
 //! together.
 
 mod batch_run;
@@ -176,8 +176,8 @@ impl Kernel for SliceKernel {
     }
 
     /// Gathers every tuple's slice. Index values are checked even when slices are empty. On a bad
-    /// index the tuples before it (in the single-threaded order) are written and the rest of the
-    /// output is unspecified.
+    /// index the output is unspecified (tuples before it may or may not be written: a batch whose
+    /// indices outer positions reuse is checked whole before any of its slices is copied).
     fn run<E: RawElement, I: IndexElement>(
         &self,
         data: &[E],

@@ -13,14 +13,15 @@ use crate::repr::{IndexElement, RawElement};
 use std::mem::MaybeUninit;
 
 /// The most tuple components of a batch whose resolved positions a task keeps beyond an index
-/// block (8 bytes each, and as many again or twice in offsets, see `copy_reused_positions`): at
-/// most 96 KiB a task, which the allocator serves from memory it keeps. Buffers of 480 KB (a
+/// block (8 bytes each, and room for twice as many offsets, see `copy_reused_positions`): at
+/// most 96 KiB a task, which the allocator serves from memory it keeps. Buffers of 720 KB (a
 /// limit of 65536, 30000 f32 from each of 50 rows of 100000) came as fresh pages in every task
 /// of a 2-thread call, 1800 page faults a call: 2.3x the time of the per-run loop.
 const REUSED_BATCH_MAX_COMPONENTS: usize = 1 << 12;
 
-/// A position reuses a longer batch's indices where its slices read each line of its slab
-/// this many times or more on average (see [`SliceKernel::reuses_batch`]).
+/// A position reuses a longer batch's indices where it has at least this many slices for each
+/// line of its slab (see [`SliceKernel::reuses_batch`]): its slices read each line this often
+/// on average, or more where they are longer than a line.
 const REUSED_READS_PER_LINE: usize = 4;
 
 impl SliceKernel {
@@ -32,10 +33,10 @@ impl SliceKernel {
     /// spend more on reading and resolving them than on its copies. A longer batch (up to
     /// [`REUSED_BATCH_MAX_COMPONENTS`]) where the task has resolved it already (a staging piece
     /// after the first), or where both of these hold:
-    /// - Its slices read each line of their slab [`REUSED_READS_PER_LINE`] times or more: the
-    ///   copies then hit the cache and the loop's time is its instructions, of which the per-run
-    ///   loop's resolving is a large part. Where most reads are first reads of their lines, the
-    ///   loop waits on them either way.
+    /// - A position has [`REUSED_READS_PER_LINE`] slices or more for each line of its slab: the
+    ///   copies then mostly hit the cache and the loop's time is its instructions, of which the
+    ///   per-run loop's resolving is a large part. Where most reads are first reads of their
+    ///   lines, the loop waits on them either way.
     /// - The task copies at least two outer positions' worth of its tuples, so that each index
     ///   value is resolved at most half as often as by the per-run loop (a task that copies part
     ///   of one position resolves only that part there).
@@ -50,10 +51,10 @@ impl SliceKernel {
     /// f32 0.63x / 0.65x; 2000 slices of 64 bytes from 1000 rows of 300 0.80x / 0.85-0.90x.
     /// Where reads per line are fewer (mostly first reads), the same rule without the
     /// first condition: 1000 slices of 16 bytes from 200 rows of 2000 (2 a line) 0.96-1.14x,
-    /// 3000 of 16 bytes from 100 rows of 5000 0.98-1.13x / 1.12-1.26x, G2 and 5000 of 256
-    /// bytes from 8 rows of 20000 0.96-1.07x. Where every task copied its tuples this way
-    /// whatever its range, tasks of a fraction of a position resolved whole batches: at 2
-    /// threads 1.1-2.4x the time.
+    /// 3000 of 16 bytes from 100 rows of 5000 0.98-1.13x / 1.12-1.26x, G2 (and, with the limit
+    /// at 65536, 5000 of 256 bytes from 8 rows of 20000) 0.96-1.07x. Where every task copied
+    /// its tuples this way whatever its range, tasks of a fraction of a position resolved whole
+    /// batches: at 2 threads 1.1-2.4x the time.
     pub(super) fn reuses_batch(
         &self,
         k: usize,
@@ -190,8 +191,9 @@ impl SliceKernel {
     /// loop that counted (outer position, tuple) per slice ran about 25 instructions a slice,
     /// and one loop per outer position paid its setup per position: Gather along the last axis
     /// of a [2191671, 10] u32 tensor with 3 indices took 10.4 and 5.5 ms that way, 4.1 ms from
-    /// the table, 3.5 ms in a plain C loop over its rows. A call of fewer than two tables' tuples copies each
-    /// outer position's slices from the positions (no table to build).
+    /// the table, 3.5 ms in a plain C loop over its rows. A range (or staging piece) of fewer
+    /// than `2 * TABLE_TUPLES` tuples copies each outer position's slices from the positions
+    /// (no table to build).
     ///
     /// Hints: see [`walk_hints`]. Returns where it stopped and the rest of `out`.
     #[inline(always)]
@@ -375,11 +377,12 @@ fn slabs_read_once_per_tuple(
 /// 2-byte slices from 118-byte slabs 1.16-1.19x; see bench/README.md).
 ///
 /// Longer positions (see [`SliceKernel::reuses_batch`]) are lookups within a slab whose hints
-/// stay within it: they ask as the lookups do, wherever the run asks ahead, into the run's
-/// level. Measured on a Zen 4 (one build, the rule toggled between calls by turns, each call
-/// after ONNX Runtime's), time with the cached walk's rule against the lookups': 2000 f32 from
-/// each of 2000 rows of 3000 (24 MB) 1.14x, 500 bytes from such rows 1.05x, 8000 u16 from 200
-/// rows of 30000 0.99x, 2000 slices of 64 bytes from 1000 rows of 300 0.98x; positions whose
+/// mostly stay within it (a position's last `ahead_tuples` ask for the next one's): they ask
+/// as the lookups do, wherever the run asks ahead, into the run's level. Measured on a Zen 4
+/// (one build, the rule toggled between calls by turns, each call after ONNX Runtime's), time
+/// with the cached walk's rule against the lookups': 2000 f32 from each of 2000 rows of 3000 (24
+/// MB) 1.14x, 500 bytes from such rows 1.05x, 2000 slices of 64 bytes from 1000 rows of 300
+/// 0.98x, and with the limit at 65536, 8000 u16 from 200 rows of 30000 0.99x; positions whose
 /// slices mostly read lines of their own (which are not reused) 1.1-1.9x.
 fn walk_hints(
     run: &BatchRun<'_>,
@@ -706,6 +709,13 @@ mod tests {
         });
         assert!(batched.reuses_batch(1, batch_1 + 5, 1, 1, &task));
         assert!(!batched.reuses_batch(1, 5, 0, 1, &Scratch::new(6)));
+        // What the task resolved for another batch does not count.
+        let mut moved_on = Scratch::new(2 * batch_1 + 6);
+        moved_on.resolved = Some(ResolvedBatch {
+            batch: 0,
+            wrapped: false,
+        });
+        assert!(!batched.reuses_batch(1, 2 * batch_1 - 5, 1, 1, &moved_on));
         // One outer position: nothing to reuse.
         let one = SliceKernel::take(&[4199], &[1120], 0, 0);
         assert!(!one.reuses_batch(1, 0, 0, 1, &whole(&one)));

@@ -6,7 +6,7 @@ use super::SliceKernel;
 use crate::kernels::cache::LINE;
 use crate::kernels::copy::copy_slice;
 use crate::kernels::prefetch::{prefetch_range_in_to, HintLevel, SliceHintCores};
-use crate::kernels::resolve::{first_bad_component, Components, INDEX_BLOCK};
+use crate::kernels::resolve::{first_bad_component, Components, ResolvedBlock, INDEX_BLOCK};
 use crate::kernels::stream::{as_uninit, SliceOut};
 use crate::kernels::{known_or, BadIndex};
 use crate::repr::{IndexElement, RawElement};
@@ -78,42 +78,40 @@ impl SliceKernel {
         dense && scratch.task_end.min(batch_end).saturating_sub(t) >= 2 * tpb
     }
 
-    /// Reads `batch`'s index values (its tuples, `indices` of the whole call) and resolves them
-    /// into `scratch.positions`, unless the task did so already. Returns whether some counted
-    /// from the back; on a bad one, its position and value (the batch's first).
+    /// Reads `batch`'s index values (`batch_idx`, its tuples) and resolves them into
+    /// `scratch.positions`, unless the task did so already. Returns whether some counted from
+    /// the back; on a bad one, its position in the call's indices and its value (the batch's
+    /// first).
     fn resolve_batch<I: IndexElement, const K: usize>(
         &self,
         batch: usize,
-        indices: &[I],
+        batch_idx: &[I],
         dims: &[usize],
         scratch: &mut Scratch,
     ) -> Result<bool, BadIndex> {
         if let Some(known) = scratch.resolved.filter(|r| r.batch == batch) {
             return Ok(known.wrapped);
         }
-        let k = known_or(K, self.tuple_dims.len());
-        let components = self.tuples_per_batch * k;
-        // Cannot panic: the batch's tuples are whole tuples of `indices` (the plan).
-        let batch_idx = &indices[batch * components..(batch + 1) * components];
         scratch.resolved = None;
         scratch.table_batch = None;
         scratch.positions.clear();
-        scratch.positions.reserve_exact(components);
-        // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
-        let block = INDEX_BLOCK / k * k;
+        scratch.positions.reserve_exact(batch_idx.len());
         let mut wrapped = false;
-        for (b, idx_block) in batch_idx.chunks(block).enumerate() {
-            let resolved = scratch.components.copy_resolved::<I, K>(idx_block, dims);
-            if !resolved.in_range {
-                let (p, value) = first_bad_component(idx_block, dims);
-                return Err(BadIndex {
-                    position: batch * components + b * block + p,
-                    value,
-                });
-            }
-            wrapped |= resolved.wrapped;
-            scratch.positions.extend_from_slice(resolved.positions);
-        }
+        let Scratch {
+            components,
+            positions,
+            ..
+        } = scratch;
+        resolve_blocks::<I, K>(
+            components,
+            batch_idx,
+            dims,
+            batch * batch_idx.len(),
+            |block| {
+                wrapped |= block.wrapped;
+                positions.extend_from_slice(block.positions);
+            },
+        )?;
         scratch.resolved = Some(ResolvedBatch { batch, wrapped });
         Ok(wrapped)
     }
@@ -144,7 +142,7 @@ impl SliceKernel {
         let tpb = self.tuples_per_batch;
         let batch = range.start / tpb / self.outer;
         let batch_idx = &indices[batch * tpb * k..(batch + 1) * tpb * k];
-        let wrapped = self.resolve_batch::<I, K>(batch, indices, run.dims, scratch)?;
+        let wrapped = self.resolve_batch::<I, K>(batch, batch_idx, run.dims, scratch)?;
         let batch_end = ((batch + 1) * tpb * self.outer).min(range.end);
         if let (1, SliceOut::Cached(rest)) = (k, &mut *out) {
             let tuples = range.start..batch_end;
@@ -331,20 +329,35 @@ impl SliceKernel {
     ) -> Result<(), BadIndex> {
         let k = known_or(K, self.tuple_dims.len());
         let dims = &self.tuple_dims.as_slice()[..k];
-        let mut components = Components::new();
-        // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
-        let block = INDEX_BLOCK / k * k;
-        for (b, idx_block) in indices.chunks(block).enumerate() {
-            if !components.copy_resolved::<I, K>(idx_block, dims).in_range {
-                let (p, value) = first_bad_component(idx_block, dims);
-                return Err(BadIndex {
-                    position: b * block + p,
-                    value,
-                });
-            }
-        }
-        Ok(())
+        resolve_blocks::<I, K>(&mut Components::new(), indices, dims, 0, |_| {})
     }
+}
+
+/// Reads the tuples `idx` (whole tuples of `dims.len()` components, `K` when not 0) a block at a
+/// time, resolved (see [`Components::copy_resolved`]), and hands each block to `each`; stops at
+/// the first block with a bad component, reported at its position in `idx` plus `offset` (where
+/// `idx` starts in the call's indices).
+fn resolve_blocks<I: IndexElement, const K: usize>(
+    components: &mut Components,
+    idx: &[I],
+    dims: &[usize],
+    offset: usize,
+    mut each: impl FnMut(&ResolvedBlock<'_>),
+) -> Result<(), BadIndex> {
+    // Whole tuples per block (a tuple has at most 64 components, far fewer than a block).
+    let block = INDEX_BLOCK / dims.len() * dims.len();
+    for (b, idx_block) in idx.chunks(block).enumerate() {
+        let resolved = components.copy_resolved::<I, K>(idx_block, dims);
+        if !resolved.in_range {
+            let (p, value) = first_bad_component(idx_block, dims);
+            return Err(BadIndex {
+                position: offset + b * block + p,
+                value,
+            });
+        }
+        each(&resolved);
+    }
+    Ok(())
 }
 
 /// Whether Gather's reusing loop prefetches the slice ahead: where the run asks for slices ahead

@@ -44,7 +44,7 @@ impl SliceKernel {
     /// Measured on a Zen 4 (one build, the rule toggled between calls by turns, each call after
     /// ONNX Runtime's), time with it against the per-run loop, Gathers along the last axis (half
     /// of the index values negative where noted), 1 / 2 threads: 1120 bytes (half negative)
-    /// from each of 198 rows of 4199 (17 reads a line) 0.25x / 0.25-0.39x; 402 i16 (half
+    /// from each of 198 rows of 4199 (17 reads a line) 0.25-0.38x / 0.25-0.39x; 402 i16 (half
     /// negative) from 384 rows of 229 0.23-0.34x / 0.21-0.34x; 1120 bytes 0.43x / 0.44-0.66x;
     /// 300 i16 from 200 rows of 1000 0.62x / 0.40-0.63x; 600 f32 from 5000 rows of 300
     /// 0.54-0.61x / 0.52-0.55x; 500 bytes from 2000 rows of 3000 0.75-0.77x / 0.59-0.75x; 2000

@@ -18,8 +18,9 @@
 //! copied together, split in the middle of a batch. Gather's two paths on the same kernel: the
 //! general one, and the one that resolves a batch's indices once for every outer position (more
 //! than one outer position, and at most 256 indices per batch, or up to 4096 with at least 4
-//! for each line of their slab), split across tasks in the middle of a batch, streamed or not,
-//! and its first bad index whatever the split.
+//! for each line of their slab, or up to 24576 such through a table of offsets where the output
+//! is not streamed), split across tasks in the middle of a batch, streamed or not, and its first
+//! bad index whatever the split.
 
 #[path = "common/hosts.rs"]
 mod hosts;
@@ -944,6 +945,37 @@ fn gather_reuses_long_batches_whose_slices_share_lines() {
 }
 
 #[test]
+fn gather_copies_long_batches_from_a_table_of_offsets() {
+    // More indices per batch than the shorter batches' buffers take (4096), at least 4 for each
+    // line of their slab: a task that holds two outer positions' worth of a batch makes the
+    // offsets of its slices once and copies every position from them. Every split into 2 to 4
+    // tasks starts mid-run; with batch dimensions (5 batches of 43 positions), tasks cross
+    // batches.
+    for (data_shape, indices_shape, axis, b) in [
+        (&[211usize, 3000][..], &[5001usize][..], 1, 0),
+        (&[5, 43, 3000], &[5, 5001], 2, 1),
+    ] {
+        check_f32_gather_split_mid_run(data_shape, indices_shape, axis, b);
+    }
+    // Compile-time slice lengths (1, 2, 4, 16) and a run-time one (6), from slabs of 4 KiB.
+    for len in [1, 2, 4, 6, 16] {
+        check_gather(
+            |x| x as u32,
+            &[40, 1024 / len, len],
+            &[6000],
+            1,
+            0,
+            true,
+            &[1, 2],
+        );
+    }
+    // The longest batch a table takes (24576), and one index more (run by run).
+    for indices in [24_576, 24_577] {
+        check_gather(|x| x as u16, &[12, 3000], &[indices], 1, 0, false, &[1, 2]);
+    }
+}
+
+#[test]
 fn gather_reuse_path_slice_lengths_and_batch_sizes() {
     // Every compile-time slice length (1, 2, 3, 4, 8, 16) and run-time ones (5, 17) behind
     // batches of 1, 13 and 256 indices (the most one index block holds), with 3 and 7 outer
@@ -1023,9 +1055,10 @@ fn gather_streams_outputs_of_16_mib_and_more() {
     // f32 outputs just over 16 MiB: small compile-time slices (4 floats) through the staging
     // buffer and longer ones (17, 70 and 100 floats, not whole lines) joined into whole lines,
     // on the reusing path (outer > 1, at most 256 indices; or 1025 that share their slab's
-    // line) and on the general one (axis 0; and outer > 1 with more than 4096 indices, from 20
-    // MB). Every split starts its second chunk in the middle of a run, and of a line. (Where the
-    // data fits the L2, 4-byte slices stream only on Intel's cores.)
+    // line; or 4097, from 20 MB, through a table, which staging pieces after the first reuse)
+    // and on the general one (axis 0; and outer > 1 with more than 24576 indices). Every split
+    // starts its second chunk in the middle of a run, and of a line. (Where the data fits the
+    // L2, 4-byte slices stream only on Intel's cores.)
     check_gather(
         |x| x as f32,
         &[4199, 13, 4],
@@ -1068,6 +1101,15 @@ fn gather_streams_outputs_of_16_mib_and_more() {
         |x| x as f32,
         &[1025, 5000, 1],
         &[4097],
+        1,
+        0,
+        false,
+        &[1, 2],
+    );
+    check_gather(
+        |x| x as f32,
+        &[171, 5000, 1],
+        &[24_577],
         1,
         0,
         false,
@@ -1137,6 +1179,9 @@ fn gather_reports_the_first_bad_index_whatever_the_split() {
     // lines): the first bad index in a batch is the one reported, before any of its positions.
     check_first_bad_across_splits(&[1991, 300], &[600], 1, 0);
     check_first_bad_across_splits(&[5, 301, 300], &[5, 600], 2, 1);
+    // And long batches, from a table of offsets.
+    check_first_bad_across_splits(&[211, 3000], &[5001], 1, 0);
+    check_first_bad_across_splits(&[5, 43, 3000], &[5, 5001], 2, 1);
 }
 
 /// GatherElements whose traversal is one row (a 1-D gather, or indices one position long along

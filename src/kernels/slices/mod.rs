@@ -398,7 +398,8 @@ impl SliceKernel {
             // A batch whose indices several outer positions reuse (Gather along a late axis):
             // where `reuses_batch` says so, its indices are read and resolved once per batch
             // and task, and each outer position only copies.
-            if self.reuses_batch(k, t, batch, std::mem::size_of::<E>(), scratch) {
+            let element_size = std::mem::size_of::<E>();
+            if self.reuses_batch(k, t, batch, element_size, run.stream, scratch) {
                 t = self.gather_reusing_batch::<E, I, N, K>(
                     run,
                     data,

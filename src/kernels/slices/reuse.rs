@@ -1,5 +1,7 @@
 //! Outer positions that reuse a batch's indices (Gather along a late axis): the indices are
-//! read and resolved once per batch and task, then only copies run.
+//! read and resolved once per batch and task, then only copies run. Batches of up to 4096
+//! components keep their resolved positions and a table of offsets made from them; longer ones
+//! (Gather's one-component tuples, up to 24576) keep only a table of 32-bit offsets.
 
 use super::batch_run::{BatchRun, ResolvedBatch, Scratch};
 use super::SliceKernel;
@@ -19,6 +21,11 @@ use std::mem::MaybeUninit;
 /// of a 2-thread call, 1800 page faults a call: 2.3x the time of the per-run loop.
 const REUSED_BATCH_MAX_COMPONENTS: usize = 1 << 12;
 
+/// The most one-component tuples of a long batch (past [`REUSED_BATCH_MAX_COMPONENTS`]) whose
+/// slices' offsets a task keeps, 4 bytes each ([`SliceKernel::copy_long_batch`]): the same 96
+/// KiB at most, so that the allocator keeps serving them from memory it holds.
+const LONG_BATCH_MAX_TUPLES: usize = 96 << 10 >> 2;
+
 /// A position reuses a longer batch's indices where it has at least this many slices for each
 /// line of its slab (see [`SliceKernel::reuses_batch`]): its slices read each line this often
 /// on average, or more where they are longer than a line.
@@ -31,8 +38,9 @@ impl SliceKernel {
     ///
     /// Always for a batch of at most an index block of components: the per-run loop would
     /// spend more on reading and resolving them than on its copies. A longer batch (up to
-    /// [`REUSED_BATCH_MAX_COMPONENTS`]) where the task has resolved it already (a staging piece
-    /// after the first), or where both of these hold:
+    /// [`REUSED_BATCH_MAX_COMPONENTS`], or past it one that [`Self::takes_long_batch`]) where
+    /// the task has resolved it already (a staging piece after the first), or where both of
+    /// these hold:
     /// - A position has [`REUSED_READS_PER_LINE`] slices or more for each line of its slab: the
     ///   copies then mostly hit the cache and the loop's time is its instructions, of which the
     ///   per-run loop's resolving is a large part. Where most reads are first reads of their
@@ -55,20 +63,38 @@ impl SliceKernel {
     /// at 65536, 5000 of 256 bytes from 8 rows of 20000) 0.96-1.07x. Where every task copied
     /// its tuples this way whatever its range, tasks of a fraction of a position resolved whole
     /// batches: at 2 threads 1.1-2.4x the time.
+    ///
+    /// Long batches by the same rule, measured the same way (two builds, each call after ONNX
+    /// Runtime's), time with their table against the per-run loop, 1 / 2 threads, Gathers along
+    /// the last axis: 8000 u16 from 200 rows of 30000 0.67x / 0.70x; 20000 f32 (int32 values)
+    /// from 100 rows of 20000 0.65x / 0.67x; 8192 f32 from 64 rows of 8192 0.67x / 0.75x; 5000
+    /// f32 from 1000 rows of 5000 0.66x / 0.62x; 10000 slices of 8 bytes from 300 rows of 10000
+    /// 0.76x / 0.77x; 5000 of 4 bytes from 200 rows of 2000 0.54x / 0.62x; 24576 f32 from 16 rows
+    /// of 24576 0.64x / 0.98x (at 2 threads its tasks hold under two positions). The shorter
+    /// batches' loop took 0.60-0.68x the time on three 1120-index Gathers and 0.95-1.02x on the
+    /// others with its new neighbour, a change of code placement (see bench/README.md).
     pub(super) fn reuses_batch(
         &self,
         k: usize,
         t: usize,
         batch: usize,
         element_size: usize,
+        streamed: bool,
         scratch: &Scratch,
     ) -> bool {
         let tpb = self.tuples_per_batch;
         let components = tpb.saturating_mul(k);
-        if self.outer < 2 || components > REUSED_BATCH_MAX_COMPONENTS {
+        if self.outer < 2 {
             return false;
         }
-        if components <= INDEX_BLOCK || scratch.resolved.is_some_and(|r| r.batch == batch) {
+        if components > REUSED_BATCH_MAX_COMPONENTS {
+            if !self.takes_long_batch(k, streamed) {
+                return false;
+            }
+            if scratch.long_batch == Some(batch) {
+                return true;
+            }
+        } else if components <= INDEX_BLOCK || scratch.resolved.is_some_and(|r| r.batch == batch) {
             return true;
         }
         let slab_lines = self.run_span.saturating_mul(element_size).div_ceil(LINE);
@@ -76,6 +102,18 @@ impl SliceKernel {
         // Cannot overflow: the batch's tuples are tuples of the call, whose count is a usize.
         let batch_end = (batch + 1) * tpb * self.outer;
         dense && scratch.task_end.min(batch_end).saturating_sub(t) >= 2 * tpb
+    }
+
+    /// Whether a batch longer than [`REUSED_BATCH_MAX_COMPONENTS`] can be reused, by
+    /// [`Self::copy_long_batch`]: one-component tuples (Gather) written with ordinary stores, at
+    /// most [`LONG_BATCH_MAX_TUPLES`] of them, whose slices' offsets in a slab fit 32 bits.
+    /// (A streamed walk copies from resolved positions, 8 bytes each: outputs that large keep
+    /// the shorter limit.)
+    fn takes_long_batch(&self, k: usize, streamed: bool) -> bool {
+        k == 1
+            && !streamed
+            && self.tuples_per_batch <= LONG_BATCH_MAX_TUPLES
+            && u32::try_from(self.run_span).is_ok()
     }
 
     /// Reads `batch`'s index values (`batch_idx`, its tuples) and resolves them into
@@ -142,15 +180,21 @@ impl SliceKernel {
         let tpb = self.tuples_per_batch;
         let batch = range.start / tpb / self.outer;
         let batch_idx = &indices[batch * tpb * k..(batch + 1) * tpb * k];
-        let wrapped = self.resolve_batch::<I, K>(batch, batch_idx, run.dims, scratch)?;
         let batch_end = ((batch + 1) * tpb * self.outer).min(range.end);
         if let (1, SliceOut::Cached(rest)) = (k, &mut *out) {
             let tuples = range.start..batch_end;
             let all = std::mem::take(rest);
-            let (done, tail) = self.copy_reused_positions::<E, N>(*run, data, scratch, tuples, all);
+            let (done, tail) = if tpb > REUSED_BATCH_MAX_COMPONENTS {
+                self.long_table::<I>(batch, batch_idx, run, scratch)?;
+                self.copy_long_batch::<E, N>(*run, data, &scratch.long_table, tuples, all)
+            } else {
+                self.resolve_batch::<I, K>(batch, batch_idx, run.dims, scratch)?;
+                self.copy_reused_positions::<E, N>(*run, data, scratch, tuples, all)
+            };
             *rest = tail;
             return Ok(done);
         }
+        let wrapped = self.resolve_batch::<I, K>(batch, batch_idx, run.dims, scratch)?;
         let positions = &scratch.positions;
         let mut t = range.start;
         // Pairs advance by counting, not dividing: with one or a few tuples per pair, two
@@ -237,7 +281,7 @@ impl SliceKernel {
                 let here = (tpb - j).min(tuples_left);
                 let (part, tail) = std::mem::take(&mut left).split_at_mut(here * len);
                 left = tail;
-                slabs.copy::<N, false>(base, &positions[j..j + here], stride, &[], part);
+                slabs.copy::<N, false, usize>(base, &positions[j..j + here], stride, 0, &[], part);
                 tuples_left -= here;
                 j = 0;
                 base += span;
@@ -274,12 +318,127 @@ impl SliceKernel {
             let (part, tail) = std::mem::take(&mut left).split_at_mut((end - j) * len);
             left = tail;
             if prefetch {
-                slabs.copy::<N, true>(base, &offsets[j..end], 1, &ahead[j..end], part);
+                slabs.copy::<N, true, usize>(base, &offsets[j..end], 1, base, &ahead[j..end], part);
             } else {
-                slabs.copy::<N, false>(base, &offsets[j..end], 1, &[], part);
+                slabs.copy::<N, false, usize>(base, &offsets[j..end], 1, 0, &[], part);
             }
             j = 0;
             base += pairs * span;
+        }
+        (tuples.end, rest)
+    }
+
+    /// Reads `batch`'s index values (`batch_idx`, one component a tuple) and makes the offsets
+    /// of their slices in a slab into `scratch.long_table`, unless the task did so already; on
+    /// a bad one, its position in the call's indices and its value (the batch's first).
+    #[inline(never)]
+    fn long_table<I: IndexElement>(
+        &self,
+        batch: usize,
+        batch_idx: &[I],
+        run: &BatchRun<'_>,
+        scratch: &mut Scratch,
+    ) -> Result<(), BadIndex> {
+        if scratch.long_batch == Some(batch) {
+            return Ok(());
+        }
+        scratch.long_batch = None;
+        let Scratch {
+            components,
+            long_table,
+            ..
+        } = scratch;
+        long_table.clear();
+        long_table.reserve_exact(batch_idx.len());
+        let stride = run.strides[0];
+        resolve_blocks::<I, 1>(
+            components,
+            batch_idx,
+            run.dims,
+            batch * batch_idx.len(),
+            |block| {
+                // Cannot truncate: a slice's offset is below run_span, which fits 32 bits
+                // (`takes_long_batch`).
+                long_table.extend(block.positions.iter().map(|&p| (p * stride) as u32));
+            },
+        )?;
+        scratch.long_batch = Some(batch);
+        Ok(())
+    }
+
+    /// [`Self::gather_reusing_batch`]'s copies for a long batch ([`Self::takes_long_batch`]):
+    /// tuples `tuples` (all of one batch) into `out`, each outer position's slices at `offsets`
+    /// (the batch's [`Self::long_table`]) in its slab. Hints as [`walk_hints`] says, the slice
+    /// `ahead_tuples` on: a position's last ones ask for the next position's first slices, from
+    /// the same offsets (the shorter batches' table holds those offsets as a second half).
+    ///
+    /// Not inlined, nor [`Self::long_table`]: inlined beside the shorter batches' loop, it
+    /// moved that loop's code, which then took 1.24-1.70x the time on two of thirteen Gathers.
+    ///
+    /// Returns where it stopped and the rest of `out`.
+    #[inline(never)]
+    fn copy_long_batch<'o, E: RawElement, const N: usize>(
+        &self,
+        run: BatchRun<'_>,
+        data: &[E],
+        offsets: &[u32],
+        tuples: std::ops::Range<usize>,
+        out: &'o mut [MaybeUninit<E>],
+    ) -> (usize, &'o mut [MaybeUninit<E>]) {
+        let len = known_or(N, run.slice_len);
+        let tpb = self.tuples_per_batch;
+        let span = self.run_span;
+        // Cannot divide by zero: the range holds tuples, so tpb and outer are positive.
+        let batch = tuples.start / tpb / self.outer;
+        // Cannot panic: `out` holds the range's slices (split_units and the caller), and the
+        // batch's outer positions lie in data (see `copy_reused_positions`).
+        let (mine, rest) = out.split_at_mut((tuples.end - tuples.start) * len);
+        let batch_data = &data[batch * self.batch_stride..(batch + 1) * self.batch_stride];
+        let hints = walk_hints(&run, tpb, len * std::mem::size_of::<E>());
+        let slabs = SlabCopy {
+            data: batch_data,
+            len,
+            prefetch_len: if N != 0 { N } else { run.prefetch_len },
+            level: hints.unwrap_or(HintLevel::L1),
+        };
+        // Within a position, tuples before `wrap` ask for the tuple `ahead` on in the same
+        // slab, the rest for the next position's first ones. Not past the position's tuples.
+        let ahead = run.ahead_tuples.min(tpb);
+        let wrap = tpb - ahead;
+        let mut j = tuples.start % tpb;
+        let mut base = (tuples.start / tpb - batch * self.outer) * span;
+        let mut left = mine;
+        while !left.is_empty() {
+            let end = tpb.min(j + left.len() / len);
+            let (part, tail) = std::mem::take(&mut left).split_at_mut((end - j) * len);
+            left = tail;
+            if hints.is_some() {
+                // Tuples j..split ask within the slab, split..end in the next position's.
+                let split = wrap.clamp(j, end);
+                let (same, next) = part.split_at_mut((split - j) * len);
+                if j < split {
+                    // Here split <= wrap, so split + ahead <= tpb.
+                    let ahead_in_slab = &offsets[j + ahead..split + ahead];
+                    slabs.copy::<N, true, u32>(
+                        base,
+                        &offsets[j..split],
+                        1,
+                        base,
+                        ahead_in_slab,
+                        same,
+                    );
+                }
+                if split < end {
+                    // Here split >= wrap.
+                    let ahead_in_next = &offsets[split - wrap..end - wrap];
+                    let here = &offsets[split..end];
+                    slabs.copy::<N, true, u32>(base, here, 1, base + span, ahead_in_next, next);
+                }
+            } else {
+                slabs.copy::<N, false, u32>(base, &offsets[j..end], 1, 0, &[], part);
+            }
+            j = 0;
+            base += span;
         }
         (tuples.end, rest)
     }
@@ -511,16 +670,36 @@ struct SlabCopy<'d, E> {
     level: HintLevel,
 }
 
+/// An offset in a table of [`SlabCopy::copy`]'s: `usize`, or `u32` where a table is long.
+trait TableOffset: Copy {
+    fn get(self) -> usize;
+}
+
+impl TableOffset for usize {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+}
+
+impl TableOffset for u32 {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
 impl<E: RawElement> SlabCopy<'_, E> {
     /// Copies the slices at `base + offsets[i] * scale` into `out`; with `PREFETCH`, asks for
-    /// the slice at `base + ahead[i]` alongside the i-th (a hint, clamped into the data).
+    /// the slice at `ahead_base + ahead[i]` alongside the i-th (a hint, clamped into the data).
     #[inline(always)]
-    fn copy<const N: usize, const PREFETCH: bool>(
+    fn copy<const N: usize, const PREFETCH: bool, O: TableOffset>(
         &self,
         base: usize,
-        offsets: &[usize],
+        offsets: &[O],
         scale: usize,
-        ahead: &[usize],
+        ahead_base: usize,
+        ahead: &[O],
         out: &mut [MaybeUninit<E>],
     ) {
         let len = known_or(N, self.len);
@@ -530,12 +709,12 @@ impl<E: RawElement> SlabCopy<'_, E> {
         // and this loop runs once per outer position where positions have few tuples).
         // Cannot panic: `out` holds a slice per offset (the callers).
         let mut out = out;
-        for (i, &offset) in offsets.iter().enumerate() {
+        for (i, offset) in offsets.iter().map(|o| o.get()).enumerate() {
             let (slice_out, rest) = std::mem::take(&mut out).split_at_mut(len);
             out = rest;
             if PREFETCH {
                 // Cannot panic: the caller passes as many ahead offsets as offsets.
-                let at = (base + ahead[i]).min(last_offset);
+                let at = (ahead_base + ahead[i].get()).min(last_offset);
                 prefetch_range_in_to(self.data, at, self.prefetch_len, self.level);
             }
             let at = base + offset * scale;
@@ -667,32 +846,54 @@ mod tests {
         let whole = |kernel: &SliceKernel| Scratch::new(kernel.tuples());
         // 1120 values from each of 198 rows of 4199 bytes: 66 lines a row, 17 reads a line.
         let dense = SliceKernel::take(&[198, 4199], &[1120], 1, 0);
-        assert!(dense.reuses_batch(1, 0, 0, 1, &whole(&dense)));
+        assert!(dense.reuses_batch(1, 0, 0, 1, false, &whole(&dense)));
         // From rows of 2000 f32 (125 lines), 1000 values are 8 a line and 500 are 4: reused;
         // 499 are not.
         for (values, reused) in [(1000, true), (500, true), (499, false)] {
             let kernel = SliceKernel::take(&[50, 2000], &[values], 1, 0);
             assert_eq!(
-                kernel.reuses_batch(1, 0, 0, f32_size, &whole(&kernel)),
+                kernel.reuses_batch(1, 0, 0, f32_size, false, &whole(&kernel)),
                 reused
             );
         }
         // The same 1000 values from rows of 2000 slices of 16 bytes (500 lines): 2 a line.
         let sparse = SliceKernel::take(&[50, 2000, 4], &[1000], 1, 0);
-        assert!(!sparse.reuses_batch(1, 0, 0, f32_size, &whole(&sparse)));
+        assert!(!sparse.reuses_batch(1, 0, 0, f32_size, false, &whole(&sparse)));
         // Batches of at most an index block are reused whatever their reads.
         let short = SliceKernel::take(&[50, 2000, 4], &[256], 1, 0);
-        assert!(short.reuses_batch(1, 0, 0, f32_size, &Scratch::new(1)));
-        // More components than the limit: never, resolved or not.
+        assert!(short.reuses_batch(1, 0, 0, f32_size, false, &Scratch::new(1)));
+        let at_limit = SliceKernel::take(&[50, 2000], &[REUSED_BATCH_MAX_COMPONENTS], 1, 0);
+        assert!(at_limit.reuses_batch(1, 0, 0, f32_size, false, &whole(&at_limit)));
+        // Past that limit, long batches (`copy_long_batch`): written with ordinary stores, up
+        // to LONG_BATCH_MAX_TUPLES, by the same rule. What a task resolved for the shorter
+        // batches' loop does not count for them; their own table does.
         let long = SliceKernel::take(&[50, 2000], &[REUSED_BATCH_MAX_COMPONENTS + 1], 1, 0);
-        let mut resolved = whole(&long);
+        assert!(long.reuses_batch(1, 0, 0, f32_size, false, &whole(&long)));
+        assert!(!long.reuses_batch(1, 0, 0, f32_size, true, &whole(&long)));
+        let mut resolved = Scratch::new(1);
         resolved.resolved = Some(ResolvedBatch {
             batch: 0,
             wrapped: false,
         });
-        assert!(!long.reuses_batch(1, 0, 0, f32_size, &resolved));
-        let at_limit = SliceKernel::take(&[50, 2000], &[REUSED_BATCH_MAX_COMPONENTS], 1, 0);
-        assert!(at_limit.reuses_batch(1, 0, 0, f32_size, &whole(&at_limit)));
+        assert!(!long.reuses_batch(1, 0, 0, f32_size, false, &resolved));
+        resolved.long_batch = Some(0);
+        assert!(long.reuses_batch(1, 0, 0, f32_size, false, &resolved));
+        assert!(!long.reuses_batch(1, 0, 0, f32_size, true, &resolved));
+        let longest = SliceKernel::take(&[50, 20000], &[LONG_BATCH_MAX_TUPLES], 1, 0);
+        assert!(longest.reuses_batch(1, 0, 0, f32_size, false, &whole(&longest)));
+        let too_long = SliceKernel::take(&[50, 20000], &[LONG_BATCH_MAX_TUPLES + 1], 1, 0);
+        let mut resolved = whole(&too_long);
+        resolved.long_batch = Some(0);
+        assert!(!too_long.reuses_batch(1, 0, 0, f32_size, false, &resolved));
+        // Two-component tuples of as many components: not. Nor slabs whose offsets pass 32
+        // bits (2^32 elements; such slabs are never dense for so few tuples, so the task's
+        // table stands in for the rule).
+        let pairs = SliceKernel::take(&[50, 2000], &[REUSED_BATCH_MAX_COMPONENTS / 2 + 1], 1, 0);
+        assert!(!pairs.reuses_batch(2, 0, 0, f32_size, false, &whole(&pairs)));
+        let huge = SliceKernel::take(&[2, 1 << 32], &[REUSED_BATCH_MAX_COMPONENTS + 1], 1, 0);
+        let mut resolved = whole(&huge);
+        resolved.long_batch = Some(0);
+        assert!(!huge.reuses_batch(1, 0, 0, 1, false, &resolved));
         // A task that holds less than two positions' worth of the batch's tuples from `t`: not,
         // unless it resolved the batch already. With 3 batches of 50 positions of 1120 tuples,
         // a task ending in the second batch counts only the tuples up to its end.
@@ -710,7 +911,7 @@ mod tests {
             let batch = t / batch_1;
             let task = Scratch::new(task_end);
             assert_eq!(
-                batched.reuses_batch(1, t, batch, 1, &task),
+                batched.reuses_batch(1, t, batch, 1, false, &task),
                 reused,
                 "{t} {task_end}"
             );
@@ -720,18 +921,106 @@ mod tests {
             batch: 1,
             wrapped: true,
         });
-        assert!(batched.reuses_batch(1, batch_1 + 5, 1, 1, &task));
-        assert!(!batched.reuses_batch(1, 5, 0, 1, &Scratch::new(6)));
+        assert!(batched.reuses_batch(1, batch_1 + 5, 1, 1, false, &task));
+        assert!(!batched.reuses_batch(1, 5, 0, 1, false, &Scratch::new(6)));
         // What the task resolved for another batch does not count.
         let mut moved_on = Scratch::new(2 * batch_1 + 6);
         moved_on.resolved = Some(ResolvedBatch {
             batch: 0,
             wrapped: false,
         });
-        assert!(!batched.reuses_batch(1, 2 * batch_1 - 5, 1, 1, &moved_on));
+        assert!(!batched.reuses_batch(1, 2 * batch_1 - 5, 1, 1, false, &moved_on));
         // One outer position: nothing to reuse.
         let one = SliceKernel::take(&[4199], &[1120], 0, 0);
-        assert!(!one.reuses_batch(1, 0, 0, 1, &whole(&one)));
+        assert!(!one.reuses_batch(1, 0, 0, 1, false, &whole(&one)));
+    }
+
+    #[test]
+    fn long_batches_copy_every_position_from_their_table_whatever_the_range_and_hints() {
+        use crate::kernels::prefetch::HintLevel;
+        // Gather along axis 1 of u32 [5, 300, 3] with 4500 indices (past the shorter batches'
+        // limit), a third of them negative: ranges that start and end anywhere in a position,
+        // around the point (`wrap`) from which a position's hints ask for the next one's slices.
+        let (outer, axis_size, len, tpb) = (5, 300, 3, 4500);
+        let kernel = SliceKernel::take(&[outer, axis_size, len], &[tpb], 1, 0);
+        let data: Vec<u32> = (0..(outer * axis_size * len) as u32).collect();
+        let indices: Vec<i64> = (0..tpb as i64).map(|i| (i * 7919) % 450 - 150).collect();
+        let slice_of = |t: usize| {
+            let (position, i) = (t / tpb, indices[t % tpb]);
+            let at = (position * axis_size + i.rem_euclid(axis_size as i64) as usize) * len;
+            &data[at..at + len]
+        };
+        for (ahead_tuples, level) in [
+            (0, HintLevel::L1),
+            (64, HintLevel::L2),
+            (tpb + 5, HintLevel::L1),
+        ] {
+            let run = BatchRun {
+                stream: false,
+                ..walk_run(&kernel, ahead_tuples, level)
+            };
+            let wrap = tpb - ahead_tuples.min(tpb);
+            for first in [0, 1, wrap.saturating_sub(1), wrap, wrap + 1, tpb - 1] {
+                let first = first.min(tpb - 1);
+                for end in [tpb + first + 1, 3 * tpb + wrap.min(tpb - 1), outer * tpb] {
+                    let start = tpb + first;
+                    let range = start..end.max(start + 1);
+                    let mut out = vec![MaybeUninit::new(u32::MAX); range.len() * len];
+                    let mut scratch = Scratch::new(range.end);
+                    assert!(
+                        kernel.reuses_batch(1, start, 0, 4, false, &scratch)
+                            || range.len() < 2 * tpb
+                    );
+                    let mut rest = SliceOut::Cached(&mut out);
+                    let done = kernel
+                        .gather_reusing_batch::<u32, i64, 0, 1>(
+                            &run,
+                            &data,
+                            &indices,
+                            range.clone(),
+                            &mut rest,
+                            &mut scratch,
+                        )
+                        .unwrap();
+                    assert_eq!(done, range.end);
+                    assert_eq!(scratch.long_batch, Some(0));
+                    for (k, t) in range.clone().enumerate() {
+                        // SAFETY: every element was initialised above.
+                        let got: Vec<u32> = out[k * len..(k + 1) * len]
+                            .iter()
+                            .map(|v| unsafe { v.assume_init() })
+                            .collect();
+                        assert_eq!(got, slice_of(t), "{ahead_tuples} {range:?}: tuple {t}");
+                    }
+                }
+            }
+        }
+        // A bad value: reported at its place in the batch before any slice is copied.
+        let mut bad = indices.clone();
+        bad[4000] = 300;
+        bad[4001] = -301;
+        let mut out = vec![MaybeUninit::new(0u32); 2 * tpb * len];
+        let mut scratch = Scratch::new(3 * tpb);
+        let run = BatchRun {
+            stream: false,
+            ..walk_run(&kernel, 64, HintLevel::L2)
+        };
+        let got = kernel.gather_reusing_batch::<u32, i64, 0, 1>(
+            &run,
+            &data,
+            &bad,
+            tpb..3 * tpb,
+            &mut SliceOut::Cached(&mut out),
+            &mut scratch,
+        );
+        assert_eq!(
+            got,
+            Err(BadIndex {
+                position: 4000,
+                value: 300
+            })
+        );
+        assert_eq!(scratch.long_batch, None);
     }
 
     #[test]

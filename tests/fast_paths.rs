@@ -18,9 +18,9 @@
 //! copied together, split in the middle of a batch. Gather's two paths on the same kernel: the
 //! general one, and the one that resolves a batch's indices once for every outer position (more
 //! than one outer position, and at most 256 indices per batch, or up to 4096 with at least 4
-//! for each line of their slab, or up to 24576 such through a table of offsets where the output
-//! is not streamed), split across tasks in the middle of a batch, streamed or not, and its first
-//! bad index whatever the split.
+//! for each line of their slab, or up to 24576 such through a table of offsets where slices are
+//! not streamed one by one: cached or staged outputs), split across tasks in the middle of a
+//! batch, streamed or not, and its first bad index whatever the split.
 
 #[path = "common/hosts.rs"]
 mod hosts;
@@ -1056,7 +1056,8 @@ fn gather_streams_outputs_of_16_mib_and_more() {
     // buffer and longer ones (17, 70 and 100 floats, not whole lines) joined into whole lines,
     // on the reusing path (outer > 1, at most 256 indices; or 1025 that share their slab's
     // line; or 4097, from 20 MB, through a table, which staging pieces after the first reuse)
-    // and on the general one (axis 0; and outer > 1 with more than 24576 indices). Every split
+    // and on the general one (axis 0; and outer > 1 with more than 24576 indices, each
+    // position's fewer bytes than its slab, so that they stream on every core). Every split
     // starts its second chunk in the middle of a run, and of a line. (Where the data fits the
     // L2, 4-byte slices stream only on Intel's cores.)
     check_gather(
@@ -1108,7 +1109,7 @@ fn gather_streams_outputs_of_16_mib_and_more() {
     );
     check_gather(
         |x| x as f32,
-        &[171, 5000, 1],
+        &[171, 25000, 1],
         &[24_577],
         1,
         0,

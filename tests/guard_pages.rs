@@ -245,7 +245,7 @@ fn gather_nd_paths_stay_inside_their_buffers() {
 fn gather_paths_stay_inside_their_buffers() {
     // (data shape, indices shape, axis, batch_dims). The general path (outer 1, or more indices
     // per batch than one index block that mostly read lines of their own: [3, 2100, 2] with 257,
-    // or more than 24576: streamed [171, 5000, 1]) and the batch-reusing one (outer > 1, at most
+    // or more than 24576: streamed [171, 25000, 1]) and the batch-reusing one (outer > 1, at most
     // 256 indices per batch, or up to 4096 with at least 4 for each line of their slab: [3, 40,
     // 2] with 257, and streamed [4097, 40, 1] with 1024; up to 24576 from a table of offsets:
     // [211, 3000] with 5001, split by 2 threads, and staged [1025, 5000, 1] with 4097), each
@@ -287,7 +287,7 @@ fn gather_paths_stay_inside_their_buffers() {
         (&[4097, 40, 1], &[1024], 1, 0),
         (&[1025, 5000, 1], &[4097], 1, 0),
         (&[211, 3000], &[5001], 1, 0),
-        (&[171, 5000, 1], &[24577], 1, 0),
+        (&[171, 25000, 1], &[24577], 1, 0),
     ];
     for (data_shape, indices_shape, axis, batch_dims) in cases {
         let r = data_shape.len() as i64;

@@ -22,9 +22,9 @@ pub(super) struct Scratch {
     /// batch `table_batch` names.
     pub(super) table: Vec<usize>,
     pub(super) table_batch: Option<usize>,
-    /// The offsets of the slices of a long batch (more components than an index block's
-    /// buffers hold, see `SliceKernel::copy_long_batch`), once made for the batch
-    /// `long_batch` names: 4 bytes a tuple, where the shorter batches keep 16-24.
+    /// The offsets of the slices of a long batch (past the shorter batches' limit of 4096
+    /// components, see `SliceKernel::copy_long_batch`), once made for the batch `long_batch`
+    /// names: 4 bytes a tuple, where the shorter batches keep 16-24.
     pub(super) long_table: Vec<u32>,
     pub(super) long_batch: Option<usize>,
     /// Where the task's tuples end: a staging piece's range is a part of the task's, and

@@ -339,6 +339,7 @@ impl SliceKernel {
         run: &BatchRun<'_>,
         scratch: &mut Scratch,
     ) -> Result<(), BadIndex> {
+        debug_assert!(self.takes_long_batch(1, run.stream));
         if scratch.long_batch == Some(batch) {
             return Ok(());
         }

@@ -71,7 +71,7 @@ impl SliceKernel {
     /// f32 from 1000 rows of 5000 0.66x / 0.62x; 10000 slices of 8 bytes from 300 rows of 10000
     /// 0.76x / 0.77x; 5000 of 4 bytes from 200 rows of 2000 0.54x / 0.62x; 24576 f32 from 16 rows
     /// of 24576 0.64x / 0.98x (at 2 threads its tasks hold under two positions). The shorter
-    /// batches' loop took 0.60-0.68x the time on three 1120-index Gathers and 0.95-1.02x on the
+    /// batches' loop took 0.60-0.68x the time on two 1120-index Gathers and 0.84-1.09x on ten
     /// others with its new neighbour, a change of code placement (see bench/README.md).
     pub(super) fn reuses_batch(
         &self,

@@ -70,9 +70,11 @@ impl SliceKernel {
     /// from 100 rows of 20000 0.65x / 0.67x; 8192 f32 from 64 rows of 8192 0.67x / 0.75x; 5000
     /// f32 from 1000 rows of 5000 0.66x / 0.62x; 10000 slices of 8 bytes from 300 rows of 10000
     /// 0.76x / 0.77x; 5000 of 4 bytes from 200 rows of 2000 0.54x / 0.62x; 24576 f32 from 16 rows
-    /// of 24576 0.64x / 0.98x (at 2 threads its tasks hold under two positions). The shorter
-    /// batches' loop took 0.60-0.68x the time on two 1120-index Gathers and 0.84-1.09x on ten
-    /// others with its new neighbour, a change of code placement (see bench/README.md).
+    /// of 24576 0.64x / 0.98x (at 2 threads its tasks hold under two positions); the landed
+    /// build, whose walks share their setup ([`Self::table_walk`]), 0.47-0.73x at 1 thread.
+    /// Builds that differ only outside the shorter batches' loop moved it by 0.60-1.70x on some
+    /// Gathers (code placement, see bench/README.md); the landed one took 0.99-1.00x the old
+    /// time on seed 288's configurations 32 and 35.
     pub(super) fn reuses_batch(
         &self,
         k: usize,
@@ -247,30 +249,23 @@ impl SliceKernel {
         tuples: std::ops::Range<usize>,
         out: &'o mut [MaybeUninit<E>],
     ) -> (usize, &'o mut [MaybeUninit<E>]) {
-        let len = known_or(N, run.slice_len);
-        let tpb = self.tuples_per_batch;
-        let span = self.run_span;
-        // Cannot divide by zero: the range holds tuples, so tpb and outer are positive.
-        let batch = tuples.start / tpb / self.outer;
+        let (walk, rest) = self.table_walk::<E, N>(&run, data, &tuples, out);
+        let TableWalk {
+            slabs,
+            hints,
+            batch,
+            first: mut j,
+            mut base,
+            out: mut left,
+        } = walk;
+        let (len, tpb, span) = (
+            known_or(N, run.slice_len),
+            self.tuples_per_batch,
+            self.run_span,
+        );
         let count = tuples.end - tuples.start;
-        // Cannot panic: `out` holds the range's slices (split_units and the caller).
-        let (mine, rest) = out.split_at_mut(count * len);
-        // Cannot panic: the batch's outer positions lie in data (the plan sized data as
-        // batches * outer * run_span), and every position is below the axis size, so each
-        // slice lies in its outer position's slab; checked once here for the whole batch.
-        let batch_data = &data[batch * self.batch_stride..(batch + 1) * self.batch_stride];
-        let hints = walk_hints(&run, tpb, len * std::mem::size_of::<E>());
-        let slabs = SlabCopy {
-            data: batch_data,
-            len,
-            prefetch_len: if N != 0 { N } else { run.prefetch_len },
-            level: hints.unwrap_or(HintLevel::L1),
-        };
         let positions = &scratch.positions;
         let stride = run.strides[0];
-        let mut j = tuples.start % tpb;
-        let mut base = (tuples.start / tpb - batch * self.outer) * span;
-        let mut left = mine;
         if count < 2 * TABLE_TUPLES {
             // Too few tuples to pay for a table: each outer position from the positions. The
             // tuples left are counted, not divided out of `left`: with one or a few tuples per
@@ -386,29 +381,16 @@ impl SliceKernel {
         tuples: std::ops::Range<usize>,
         out: &'o mut [MaybeUninit<E>],
     ) -> (usize, &'o mut [MaybeUninit<E>]) {
+        let (walk, rest) = self.table_walk::<E, N>(&run, data, &tuples, out);
+        let (slabs, hints) = (walk.slabs, walk.hints);
+        let (mut j, mut base, mut left) = (walk.first, walk.base, walk.out);
         let len = known_or(N, run.slice_len);
         let tpb = self.tuples_per_batch;
         let span = self.run_span;
-        // Cannot divide by zero: the range holds tuples, so tpb and outer are positive.
-        let batch = tuples.start / tpb / self.outer;
-        // Cannot panic: `out` holds the range's slices (split_units and the caller), and the
-        // batch's outer positions lie in data (see `copy_reused_positions`).
-        let (mine, rest) = out.split_at_mut((tuples.end - tuples.start) * len);
-        let batch_data = &data[batch * self.batch_stride..(batch + 1) * self.batch_stride];
-        let hints = walk_hints(&run, tpb, len * std::mem::size_of::<E>());
-        let slabs = SlabCopy {
-            data: batch_data,
-            len,
-            prefetch_len: if N != 0 { N } else { run.prefetch_len },
-            level: hints.unwrap_or(HintLevel::L1),
-        };
         // Within a position, tuples before `wrap` ask for the tuple `ahead` on in the same
         // slab, the rest for the next position's first ones. Not past the position's tuples.
         let ahead = run.ahead_tuples.min(tpb);
         let wrap = tpb - ahead;
-        let mut j = tuples.start % tpb;
-        let mut base = (tuples.start / tpb - batch * self.outer) * span;
-        let mut left = mine;
         while !left.is_empty() {
             let end = tpb.min(j + left.len() / len);
             let (part, tail) = std::mem::take(&mut left).split_at_mut((end - j) * len);
@@ -420,14 +402,8 @@ impl SliceKernel {
                 if j < split {
                     // Here split <= wrap, so split + ahead <= tpb.
                     let ahead_in_slab = &offsets[j + ahead..split + ahead];
-                    slabs.copy::<N, true, u32>(
-                        base,
-                        &offsets[j..split],
-                        1,
-                        base,
-                        ahead_in_slab,
-                        same,
-                    );
+                    let here = &offsets[j..split];
+                    slabs.copy::<N, true, u32>(base, here, 1, base, ahead_in_slab, same);
                 }
                 if split < end {
                     // Here split >= wrap.
@@ -442,6 +418,44 @@ impl SliceKernel {
             base += span;
         }
         (tuples.end, rest)
+    }
+
+    /// What both table walks ([`Self::copy_reused_positions`], [`Self::copy_long_batch`]) start
+    /// from for tuples `tuples` (all of one batch): their batch's data, hints and first place,
+    /// and their part of `out`, with the rest of it.
+    #[inline(always)]
+    fn table_walk<'d, 'o, E: RawElement, const N: usize>(
+        &self,
+        run: &BatchRun<'_>,
+        data: &'d [E],
+        tuples: &std::ops::Range<usize>,
+        out: &'o mut [MaybeUninit<E>],
+    ) -> (TableWalk<'d, 'o, E>, &'o mut [MaybeUninit<E>]) {
+        let len = known_or(N, run.slice_len);
+        let tpb = self.tuples_per_batch;
+        // Cannot divide by zero: the range holds tuples, so tpb and outer are positive.
+        let batch = tuples.start / tpb / self.outer;
+        // Cannot panic: `out` holds the range's slices (split_units and the caller).
+        let (mine, rest) = out.split_at_mut((tuples.end - tuples.start) * len);
+        // Cannot panic: the batch's outer positions lie in data (the plan sized data as
+        // batches * outer * run_span), and every position is below the axis size, so each
+        // slice lies in its outer position's slab; checked once here for the whole batch.
+        let batch_data = &data[batch * self.batch_stride..(batch + 1) * self.batch_stride];
+        let hints = walk_hints(run, tpb, len * std::mem::size_of::<E>());
+        let walk = TableWalk {
+            slabs: SlabCopy {
+                data: batch_data,
+                len,
+                prefetch_len: if N != 0 { N } else { run.prefetch_len },
+                level: hints.unwrap_or(HintLevel::L1),
+            },
+            hints,
+            batch,
+            first: tuples.start % tpb,
+            base: (tuples.start / tpb - batch * self.outer) * self.run_span,
+            out: mine,
+        };
+        (walk, rest)
     }
 
     /// The hints of a walk whose slices are streamed out ([`Self::gather_reusing_batch`]'s loop
@@ -660,6 +674,20 @@ impl WalkHints {
 /// Tuples per stretch of [`SliceKernel::copy_reused_positions`] (whole outer positions, so at
 /// least one): enough that a stretch's loop setup is small beside its copies.
 const TABLE_TUPLES: usize = 64;
+
+/// A table walk's start ([`SliceKernel::table_walk`]).
+struct TableWalk<'d, 'o, E> {
+    slabs: SlabCopy<'d, E>,
+    /// Where and how far ahead it asks for slices ([`walk_hints`]); `None`: it asks for none.
+    hints: Option<HintLevel>,
+    batch: usize,
+    /// The first tuple's place among its outer position's tuples, and where that position's
+    /// slab starts in the batch's data.
+    first: usize,
+    base: usize,
+    /// Its tuples' slices.
+    out: &'o mut [MaybeUninit<E>],
+}
 
 /// Slices at offsets from a base, from a batch's data.
 struct SlabCopy<'d, E> {

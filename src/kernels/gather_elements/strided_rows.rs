@@ -88,10 +88,9 @@ impl StridedRows {
     /// 0.74x / 0.78x, 12 f64 rows of 96 KB 0.73x; the build with the rule against the one
     /// before (by turns), 0.72-0.75x / 0.75-0.92x on those three (ONNX Runtime's time over
     /// gatherkit's from 0.83-0.92x to 1.13-1.27x at 1 thread). Calls the L3 keeps less well did
-    /// not gain:
-    /// 32 f32 rows of 128 KiB (a 17 MB call) 1.06x / 0.87x, 512 of 96 KB 0.98-0.99x, sparse
-    /// rows (2000 values from 80 KB) 1.09x / 1.17x; nor did the lanes loop where it took the
-    /// rows instead (int32 values, or rows under 64 KiB: 0.82-1.16x).
+    /// not gain: 32 f32 rows of 128 KiB (a 17 MB call) 1.06x / 0.87x, 512 of 96 KB 0.98-0.99x,
+    /// sparse rows (2000 values from 80 KB) 1.09x / 1.17x; nor did the lanes loop where it took
+    /// the rows instead (int32 values, or rows under 64 KiB: 0.82-1.16x).
     #[cfg(target_arch = "x86_64")]
     fn branches_in_l3<E, I: IndexElement>(&self, traffic: DataTraffic) -> bool {
         let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
@@ -293,8 +292,8 @@ impl StridedRows {
     /// has AVX2, the branching loop for the rows along the axis it takes
     /// ([`branching::branching_takes`], no reads asked for ahead; in a cached call, also those
     /// the block loop would have asked the next row for: [`StridedRows::branches_in_l3`]) and
-    /// the lanes loop for the others, else the block loop, with the loops made for their length for the rows
-    /// [`short_blocks_take`]. `traffic` is the call's ([`DataTraffic::of_call`]), which
+    /// the lanes loop for the others, else the block loop, with the loops made for their length
+    /// for the rows [`short_blocks_take`]. `traffic` is the call's ([`DataTraffic::of_call`]), which
     /// decides how far ahead the lanes and the block loop ask for reads
     /// ([`lanes::values_ahead_of_reads`], [`lanes::reads_ahead_along_axis`]). The race of
     /// [`gather_speed`] runs both choices, with and without the gathers.

@@ -10,7 +10,8 @@
 //! time, split by columns when groups are fewer than tasks; row
 //! order of fewer rows than tasks, split inside rows; the strided-rows loop with and without
 //! next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at
-//! most 16 MiB, it asks for reads ahead), and blocks of rows across short runs; GatherND's fixed
+//! most 16 MiB, it asks for reads ahead) and branching twin (int64 values; past two L2s, one value
+//! at a time), and blocks of rows across short runs; GatherND's fixed
 //! slice lengths (1, 2, 3, 4, 8, 16) beside the general one, its fixed tuple lengths (1-4)
 //! with slices of any length beside the general loop, the prefetch distance (64 tuples),
 //! the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices (>= 256 bytes
@@ -428,6 +429,11 @@ fn strided_rows_check_blocks_of_indices_at_once() {
     // (the lanes or branching loop).
     let long = (1 << 20) + 16;
     check_strided_rows(3, long, long, 1, |row| row == 1);
+    // 3 rows of 3 MiB (9 MiB of data, 18 MiB of index values): on a 1 MiB L2, past two L2s and
+    // short of the reads ahead (from four), the branching loop takes their values one at a time;
+    // on larger L2s, in rounds.
+    let far = 3 << 18;
+    check_strided_rows(3, far, far, 1, |row| row == 1);
     // 40 rows of 96 KiB: on a 1 MiB L2 (Zen 4, Zen 5) past a 16th of it (the gathers' bound) and
     // within an eighth, the next-row prefetch loop; elsewhere the gathers, or no hint.
     check_strided_rows(40, 24_576, 24_576, 1, |row| row % 3 == 1);

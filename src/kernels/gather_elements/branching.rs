@@ -26,8 +26,15 @@
 //! eight checked as each is read, 0.89-1.16x the lanes' time, where this loop took 0.85-0.96x.
 //! The index values are not asked for ahead as the lanes loop does (a line 4 KiB on per 64
 //! bytes): with that hint the loop ran at the lanes' time, 0.96-1.04x.
+//!
+//! Rows whose reads mostly miss the L2 take their values one at a time after all ([`Pace`]): the
+//! figures above came mostly from spans under two L2s, and measured again over 150-200 rounds
+//! per call (each round after ONNX Runtime's), one at a time took 0.65-0.94x the time of the
+//! rounds from spans past two L2s ([`Pace::for_rows`] has the numbers).
 
+use super::lanes::DataTraffic;
 use super::strided_rows::StridedRows;
+use crate::kernels::cache::{l2_bytes, stays_in_l3};
 use crate::kernels::resolve_index;
 use crate::repr::{IndexElement, RawElement};
 use std::mem::MaybeUninit;
@@ -47,6 +54,58 @@ pub(super) fn branching_takes<I>(span_bytes: usize) -> bool {
     std::mem::size_of::<I>() == 8 && span_bytes >= BRANCHING_MIN_SPAN
 }
 
+/// How the loop takes a row's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pace {
+    /// Eight values read, resolved and checked before their eight reads ([`row`]).
+    Rounds,
+    /// Each value read, resolved, checked and used before the next ([`row_per_value`]), as ONNX
+    /// Runtime's loop does: for reads that mostly miss the L2 ([`Pace::for_rows`]).
+    PerValue,
+}
+
+impl Pace {
+    /// The pace for rows whose reads span `span_bytes`, in a call with `traffic` whose rows of
+    /// data take `call_data_bytes` together: value by value where the reads mostly miss the L2
+    /// to the L3 (a span past [`ROUNDS_MAX_L2S`] L2s) or to memory (a span past one L2, in a
+    /// call whose data the L3 does not keep, [`stays_in_l3`]), unless the whole call stays in the
+    /// L3 ([`DataTraffic::Cached`]).
+    ///
+    /// Measured on a Zen 4 (1 MiB L2; one build, the pace toggled between alternating calls, each
+    /// after ONNX Runtime's; int64 values), time value by value against rounds, 1 thread:
+    /// - 1-D gathers from spans of 2.5-4 MB (f32, int32, uint16, uint8), in calls of 10-30 MB:
+    ///   0.65-0.94x over 200 rounds (0.89x on 947987 int32 and on 750000 f32, 0.91-0.94x on 2M
+    ///   uint16, 0.72-0.75x on 3M uint8); at 2 threads 0.83-0.96x. ONNX Runtime's time over
+    ///   gatherkit's on the first three went from 0.86-0.97x to 0.99-1.06x.
+    /// - Rows of 1.2-2.8 MB in calls of 70-120 MB, whose reads miss to memory: 0.92-0.99x with
+    ///   the toggle; the build with the rule against the one before, 0.96-1.00x at 1 and 2
+    ///   threads over four runs but for one at 2 threads (1.12x on 40 f32 rows of 2.8 MB).
+    /// - Where rounds won: spans of 2 MB 0.92-1.07x (even), 1.2-1.7 MB in the L3 1.05-1.11x,
+    ///   128 KB-1 MB 1.07-1.19x, rows of 400 KB from 80-120 MB calls 1.10-1.11x, and calls of
+    ///   at most 8 MiB (2.5-4 MB spans) 1.13-1.17x.
+    ///
+    /// Why reads that miss favour one value at a time was not found out; the rule stands on
+    /// the measurements above, all on one machine kind.
+    pub(super) fn for_rows(
+        span_bytes: usize,
+        call_data_bytes: usize,
+        traffic: DataTraffic,
+    ) -> Pace {
+        let l2 = l2_bytes();
+        let misses = span_bytes > l2.saturating_mul(ROUNDS_MAX_L2S)
+            || (span_bytes > l2 && !stays_in_l3(call_data_bytes));
+        if traffic != DataTraffic::Cached && misses {
+            Pace::PerValue
+        } else {
+            Pace::Rounds
+        }
+    }
+}
+
+/// How many L2s a row's span may cover for its values to be taken in rounds, where its call's data
+/// stays in the L3 ([`Pace::for_rows`]).
+const ROUNDS_MAX_L2S: usize = 2;
+
 /// The rows `g` describes along the axis (`inner_stride` 0, `axis_stride` 1), read from `slab`
 /// (which starts at `g.base`): `out[r][j] = slab[r * row_stride + r(idx[r][j])]`. On a bad index,
 /// the position (within `idx`) of the first one; the output before it is written.
@@ -57,6 +116,7 @@ pub(super) fn branching_takes<I>(span_bytes: usize) -> bool {
 pub(super) fn gather_rows_branching<E: RawElement, I: IndexElement>(
     slab: &[E],
     g: &StridedRows,
+    pace: Pace,
     idx: &[I],
     out: &mut [MaybeUninit<E>],
 ) -> Result<(), usize> {
@@ -71,7 +131,12 @@ pub(super) fn gather_rows_branching<E: RawElement, I: IndexElement>(
         let base = r * g.row_stride;
         // Checked once per row; the reads inside are below `size` by the loop's own check.
         let row_data = &slab[base..base + size];
-        row(row_data, &idx[at..at + n], &mut out[at..at + n]).map_err(|j| at + j)?;
+        let (values, row_out) = (&idx[at..at + n], &mut out[at..at + n]);
+        match pace {
+            Pace::Rounds => row(row_data, values, row_out),
+            Pace::PerValue => row_per_value(row_data, values, row_out),
+        }
+        .map_err(|j| at + j)?;
     }
     Ok(())
 }
@@ -128,6 +193,32 @@ fn row<E: RawElement, I: IndexElement>(
     Ok(())
 }
 
+/// One row as [`row`] gathers it, one value at a time ([`Pace::PerValue`]). Not inlined, as
+/// [`row`].
+#[inline(never)]
+fn row_per_value<E: RawElement, I: IndexElement>(
+    row_data: &[E],
+    values: &[I],
+    out: &mut [MaybeUninit<E>],
+) -> Result<(), usize> {
+    let n = values.len().min(out.len());
+    let size = row_data.len();
+    let from = row_data.as_ptr();
+    let value_at = values.as_ptr();
+    let to = out.as_mut_ptr();
+    for j in 0..n {
+        // SAFETY: j < n <= values.len(). Volatile, read once, as in `row`.
+        let v = unsafe { std::ptr::read_volatile(value_at.add(j)) }.to_i64();
+        let p = v.wrapping_add((v >> 63) & size as i64);
+        if p as u64 >= size as u64 {
+            return Err(j);
+        }
+        // SAFETY: 0 <= p < size = row_data.len() (checked above), and j < n <= out.len().
+        unsafe { (*to.add(j)).write(*from.add(p as usize)) };
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,7 +231,7 @@ mod tests {
         let slab: Vec<u16> = (0..150).collect();
         let idx: Vec<i64> = (0..63).map(|j: i64| (j * 17) % 100 - 50).collect();
         let mut out = vec![MaybeUninit::new(0u16); 63];
-        gather_rows_branching(&slab, &g, &idx, &mut out).unwrap();
+        gather_rows_branching(&slab, &g, Pace::Rounds, &idx, &mut out).unwrap();
         for (j, (v, got)) in idx.iter().zip(&out).enumerate() {
             let row = j / 21;
             // SAFETY: every element was written (initialised above, too).
@@ -164,8 +255,46 @@ mod tests {
             for v in &mut idx[bad_at + 1..] {
                 *v = 99;
             }
-            let got = gather_rows_branching(&slab, &g, &idx, &mut out);
+            let got = gather_rows_branching(&slab, &g, Pace::Rounds, &idx, &mut out);
             assert_eq!(got, Err(bad_at), "value {bad} at {bad_at}");
+        }
+    }
+
+    #[test]
+    fn value_by_value_gathers_as_the_rounds_do_and_stops_at_the_same_bad_value() {
+        // Rows of 21 values (two rounds of eight and a tail): both paces, the same output and
+        // the same first bad position, wherever it falls in a round.
+        let g = rows_along(3, 21, 50);
+        let slab: Vec<u32> = (0..150).map(|v| v * 3 + 1).collect();
+        let idx: Vec<i64> = (0..63).map(|j: i64| (j * 29) % 100 - 50).collect();
+        let gather = |pace, idx: &[i64]| {
+            let mut out = vec![MaybeUninit::new(0u32); 63];
+            let status = gather_rows_branching(&slab, &g, pace, idx, &mut out);
+            // SAFETY: initialised above.
+            let got: Vec<u32> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
+            (status, got)
+        };
+        let (status, per_value) = gather(Pace::PerValue, &idx);
+        assert_eq!(status, Ok(()));
+        assert_eq!((status, per_value.clone()), gather(Pace::Rounds, &idx));
+        for (j, (&v, &got)) in idx.iter().zip(&per_value).enumerate() {
+            assert_eq!(
+                got,
+                slab[j / 21 * 50 + v.rem_euclid(50) as usize],
+                "element {j}"
+            );
+        }
+        for (bad_at, bad) in [(0, 50i64), (7, -51), (30, i64::MIN), (62, i64::MAX)] {
+            let mut idx = idx.clone();
+            idx[bad_at] = bad;
+            let (status, got) = gather(Pace::PerValue, &idx);
+            assert_eq!(status, Err(bad_at), "value {bad} at {bad_at}");
+            // The values before the bad one were gathered; none after it.
+            assert_eq!(got[..bad_at], per_value[..bad_at]);
+            assert!(
+                got[bad_at..].iter().all(|&v| v == 0),
+                "written past {bad_at}"
+            );
         }
     }
 
@@ -175,12 +304,15 @@ mod tests {
         let slab: Vec<[u32; 2]> = (0..7).map(|v| [v, v + 10]).collect();
         let idx: Vec<i32> = vec![-7, -1, 0, 6, 3, -4, 2, 5, -2];
         let mut out = vec![MaybeUninit::new([0, 0]); 9];
-        gather_rows_branching(&slab, &g, &idx, &mut out).unwrap();
+        gather_rows_branching(&slab, &g, Pace::Rounds, &idx, &mut out).unwrap();
         // SAFETY: every element was written.
         let got: Vec<u32> = out.iter().map(|v| unsafe { v.assume_init() }[0]).collect();
         assert_eq!(got, [0, 6, 0, 6, 3, 3, 2, 5, 5]);
         let bad = vec![0i32, 7, 0, 0, 0, 0, 0, 0, 0];
-        assert_eq!(gather_rows_branching(&slab, &g, &bad, &mut out), Err(1));
+        assert_eq!(
+            gather_rows_branching(&slab, &g, Pace::Rounds, &bad, &mut out),
+            Err(1)
+        );
     }
 
     #[test]
@@ -190,6 +322,6 @@ mod tests {
         let slab = vec![0u8; 9];
         let idx = vec![0i64; 4];
         let mut out = vec![MaybeUninit::new(0u8); 4];
-        let _ = gather_rows_branching(&slab, &g, &idx, &mut out);
+        let _ = gather_rows_branching(&slab, &g, Pace::Rounds, &idx, &mut out);
     }
 }

@@ -244,7 +244,7 @@ enum RowsLoop {
     /// Only there: it was measured against the lanes loop, not against the block loop, which
     /// keeps these rows on CPUs without AVX2 and on other architectures.
     #[cfg(target_arch = "x86_64")]
-    Branching,
+    Branching(branching::Pace),
     /// Index values copied and checked a block at a time, then gathered (this module's loop).
     Blocks,
     /// The block loop with loops made for the rows' length ([`gather_in_short_blocks`]): the
@@ -285,17 +285,21 @@ impl StridedRows {
         rows
     }
 
-    /// These rows with the loop that gathers them, for elements `E` and index values `I`: where
-    /// selection takes them and the CPU has AVX2 ([`select::select_takes`]), selection, else, where
-    /// the CPU has them ([`isa::gather_instructions`]) and `gathers_pay()` (asked only then, and
-    /// only for rows they take), the gather instructions, else, where the lanes take them and the CPU
-    /// has AVX2, the branching loop for the rows along the axis it takes
-    /// ([`branching::branching_takes`], no reads asked for ahead; in a cached call, also those
-    /// the block loop would have asked the next row for: [`StridedRows::branches_in_l3`]) and
-    /// the lanes loop for the others, else the block loop, with the loops made for their length
-    /// for the rows [`short_blocks_take`]. `traffic` is the call's ([`DataTraffic::of_call`]), which
-    /// decides how far ahead the lanes and the block loop ask for reads
-    /// ([`lanes::values_ahead_of_reads`], [`lanes::reads_ahead_along_axis`]). The race of
+    /// These rows with the loop that gathers them, for elements `E` and index values `I`:
+    /// - where selection takes them and the CPU has AVX2 ([`select::select_takes`]), selection;
+    /// - else, where the CPU has them ([`isa::gather_instructions`]) and `gathers_pay()` (asked
+    ///   only then, and only for rows they take), the gather instructions;
+    /// - else, where the lanes take them and the CPU has AVX2, the branching loop for the rows
+    ///   along the axis it takes ([`branching::branching_takes`], no reads asked for ahead; in a
+    ///   cached call, also those the block loop would have asked the next row for:
+    ///   [`StridedRows::branches_in_l3`]), at the pace [`branching::Pace::for_rows`] sets, and
+    ///   the lanes loop for the others;
+    /// - else the block loop, with the loops made for their length for the rows
+    ///   [`short_blocks_take`].
+    ///
+    /// `traffic` is the call's ([`DataTraffic::of_call`]), which decides how far ahead the lanes
+    /// and the block loop ask for reads ([`lanes::values_ahead_of_reads`],
+    /// [`lanes::reads_ahead_along_axis`]) and the branching loop's pace. The race of
     /// [`gather_speed`] runs both choices, with and without the gathers.
     #[cfg_attr(
         not(target_arch = "x86_64"),
@@ -324,7 +328,15 @@ impl StridedRows {
                 && branching::branching_takes::<I>(span_bytes)
                 && lanes_lookahead == 0
             {
-                RowsLoop::Branching
+                let call_data_bytes = self
+                    .call_rows
+                    .saturating_mul(self.axis_size)
+                    .saturating_mul(std::mem::size_of::<E>());
+                RowsLoop::Branching(branching::Pace::for_rows(
+                    span_bytes,
+                    call_data_bytes,
+                    traffic,
+                ))
             } else {
                 RowsLoop::Lanes
             }
@@ -340,7 +352,7 @@ impl StridedRows {
             #[cfg(target_arch = "x86_64")]
             RowsLoop::Lanes => (lanes_lookahead, 0),
             #[cfg(target_arch = "x86_64")]
-            RowsLoop::Branching | RowsLoop::Select => (0, 0),
+            RowsLoop::Branching(_) | RowsLoop::Select => (0, 0),
             // Taken only by the segments along the axis (stride 1) without next-row prefetch
             // (`gather_block`). (The choice above is never the short block loop, decided below.)
             RowsLoop::Blocks | RowsLoop::ShortBlocks => (
@@ -455,7 +467,9 @@ impl<E: RawElement> RowsInSlab<'_, E> {
                 or_first_bad(inside, idx, g.axis_size)
             }
             #[cfg(target_arch = "x86_64")]
-            RowsLoop::Branching => branching::gather_rows_branching(self.slab, g, idx, out),
+            RowsLoop::Branching(pace) => {
+                branching::gather_rows_branching(self.slab, g, pace, idx, out)
+            }
             RowsLoop::ShortBlocks => gather_in_short_blocks(self.slab, &self.rows, idx, out, copy),
             RowsLoop::Blocks => gather_in_blocks(self.slab, &self.rows, idx, out, copy),
         }
@@ -938,6 +952,8 @@ fn short_blocks_take(g: &StridedRows, lookahead: usize, lines_per_piece: usize) 
 pub(super) mod tests {
     use super::*;
     use crate::kernels::cache::with_l2_bytes;
+    #[cfg(target_arch = "x86_64")]
+    use crate::kernels::gather_elements::branching::Pace;
 
     /// `rows` rows along an axis of `axis_size`, one after another (the gather instructions'
     /// tests use them too).
@@ -1207,7 +1223,7 @@ pub(super) mod tests {
             assert_eq!((spans.lookahead, cached.lookahead), (64, 0));
             if crate::kernels::isa::avx2() {
                 assert_eq!(spans.gather_loop, RowsLoop::Lanes);
-                assert_eq!(cached.gather_loop, RowsLoop::Branching);
+                assert_eq!(cached.gather_loop, RowsLoop::Branching(Pace::Rounds));
             }
             let blocks = |traffic| past_i32.chosen_where::<u16, i32>(traffic, || false);
             let (spans, cached) = (blocks(DataTraffic::Spans), blocks(DataTraffic::Cached));
@@ -1233,7 +1249,7 @@ pub(super) mod tests {
             assert_eq!(spans.gather_loop, RowsLoop::Blocks);
             assert!(spans.lines_per_piece > 0);
             if crate::kernels::isa::avx2() {
-                assert_eq!(cached.gather_loop, RowsLoop::Branching);
+                assert_eq!(cached.gather_loop, RowsLoop::Branching(Pace::Rounds));
                 assert_eq!((cached.lookahead, cached.lines_per_piece), (0, 0));
             }
             let narrow = rows.chosen_where::<u32, i32>(DataTraffic::Cached, || false);
@@ -1243,6 +1259,45 @@ pub(super) mod tests {
             let short = short.chosen_where::<[u32; 2], i64>(DataTraffic::Cached, || false);
             assert_eq!(short.gather_loop, RowsLoop::Blocks);
             assert!(short.lines_per_piece > 0);
+        });
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_along_the_axis_whose_reads_miss_the_l2_branch_value_by_value() {
+        // With a 1 MiB L2: 1-D gathers of int64 values from 3 MB of f32 (past two L2s) take
+        // each value in turn unless the call stays in the L3; 2 MB (under two L2s) keeps the
+        // rounds; so does a row of 1.2 MB, unless the call's rows of data pass the L3's share.
+        with_l2_bytes(1 << 20, || {
+            let pace = |rows: StridedRows, traffic| match rows
+                .chosen_where::<u32, i64>(traffic, || false)
+                .gather_loop
+            {
+                RowsLoop::Branching(pace) => Some(pace),
+                _ => None,
+            };
+            if !crate::kernels::isa::avx2() {
+                return;
+            }
+            let far = one_row_along(750_000, 750_000);
+            assert_eq!(pace(far, DataTraffic::Spans), Some(Pace::PerValue));
+            assert_eq!(pace(far, DataTraffic::FirstReads), Some(Pace::PerValue));
+            assert_eq!(pace(far, DataTraffic::Cached), Some(Pace::Rounds));
+            let two_l2s = one_row_along(750_000, (2 << 20) / 4);
+            assert_eq!(pace(two_l2s, DataTraffic::Spans), Some(Pace::Rounds));
+            let past = one_row_along(750_000, (2 << 20) / 4 + 1);
+            assert_eq!(pace(past, DataTraffic::Spans), Some(Pace::PerValue));
+            // Rows of 300000 f32 (1.2 MB): 13 of them (15.6 MB) stay in the L3, 14 do not.
+            let mut rows = rows_along(13, 300_000, 300_000);
+            rows.call_rows = 13;
+            assert_eq!(pace(rows, DataTraffic::Spans), Some(Pace::Rounds));
+            rows.call_rows = 14;
+            assert_eq!(pace(rows, DataTraffic::Spans), Some(Pace::PerValue));
+            assert_eq!(pace(rows, DataTraffic::Cached), Some(Pace::Rounds));
+            // A row of one L2 keeps the rounds whatever the call.
+            let mut l2_rows = rows_along(100, 300_000, (1 << 20) / 4);
+            l2_rows.call_rows = 100;
+            assert_eq!(pace(l2_rows, DataTraffic::Spans), Some(Pace::Rounds));
         });
     }
 
@@ -1276,7 +1331,7 @@ pub(super) mod tests {
                 rows.chosen_where::<u32, i64>(DataTraffic::Spans, || false)
                     .gather_loop
             };
-            assert_eq!(loop_of(near), RowsLoop::Branching);
+            assert_eq!(loop_of(near), RowsLoop::Branching(Pace::Rounds));
             // int32 values, or data an L1 holds (16 KiB): the lanes.
             assert_eq!(
                 near.chosen_where::<u16, i32>(DataTraffic::Spans, || false)
@@ -1284,7 +1339,10 @@ pub(super) mod tests {
                 RowsLoop::Lanes
             );
             assert_eq!(loop_of(one_d(50_000, 4096)), RowsLoop::Lanes);
-            assert_eq!(loop_of(one_d(50_000, 16_384)), RowsLoop::Branching);
+            assert_eq!(
+                loop_of(one_d(50_000, 16_384)),
+                RowsLoop::Branching(Pace::Rounds)
+            );
             assert_eq!(loop_of(one_d(1 << 24, 1 << 24)), RowsLoop::Lanes);
             // Rows across the axis keep the lanes.
             assert_eq!(loop_of(row_across(64, 512, 64)), RowsLoop::Lanes);

@@ -11,7 +11,8 @@
 //! order of fewer rows than tasks, split inside rows; the strided-rows loop with and without
 //! next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at
 //! most 16 MiB, it asks for reads ahead) and branching twin (int64 values; past two L2s, one value
-//! at a time), and blocks of rows across short runs; GatherND's fixed
+//! at a time; from calls past 16 MiB of data, each row's data asked for first), and blocks of
+//! rows across short runs; GatherND's fixed
 //! slice lengths (1, 2, 3, 4, 8, 16) beside the general one, its fixed tuple lengths (1-4)
 //! with slices of any length beside the general loop, the prefetch distance (64 tuples),
 //! the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices (>= 256 bytes
@@ -434,6 +435,9 @@ fn strided_rows_check_blocks_of_indices_at_once() {
     // on larger L2s, in rounds.
     let far = 3 << 18;
     check_strided_rows(3, far, far, 1, |row| row == 1);
+    // 17 rows of 1 MiB of data (17 MiB, past the L3's share of 16 MiB), 16384 values each (one
+    // per line): on AVX2, the branching loop warms each row up first.
+    check_strided_rows(17, 1 << 18, 1 << 14, 1, |row| row % 3 == 1);
     // 40 rows of 96 KiB: on a 1 MiB L2 (Zen 4, Zen 5) past a 16th of it (the gathers' bound) and
     // within an eighth, the next-row prefetch loop; elsewhere the gathers, or no hint.
     check_strided_rows(40, 24_576, 24_576, 1, |row| row % 3 == 1);

@@ -244,7 +244,7 @@ enum RowsLoop {
     /// Only there: it was measured against the lanes loop, not against the block loop, which
     /// keeps these rows on CPUs without AVX2 and on other architectures.
     #[cfg(target_arch = "x86_64")]
-    Branching(branching::Pace),
+    Branching(branching::BranchingRows),
     /// Index values copied and checked a block at a time, then gathered (this module's loop).
     Blocks,
     /// The block loop with loops made for the rows' length ([`gather_in_short_blocks`]): the
@@ -332,7 +332,7 @@ impl StridedRows {
                     .call_rows
                     .saturating_mul(self.axis_size)
                     .saturating_mul(std::mem::size_of::<E>());
-                RowsLoop::Branching(branching::Pace::for_rows(
+                RowsLoop::Branching(branching::BranchingRows::for_rows(
                     span_bytes,
                     call_data_bytes,
                     traffic,
@@ -467,8 +467,8 @@ impl<E: RawElement> RowsInSlab<'_, E> {
                 or_first_bad(inside, idx, g.axis_size)
             }
             #[cfg(target_arch = "x86_64")]
-            RowsLoop::Branching(pace) => {
-                branching::gather_rows_branching(self.slab, g, pace, idx, out)
+            RowsLoop::Branching(how) => {
+                branching::gather_rows_branching(self.slab, g, how, idx, out)
             }
             RowsLoop::ShortBlocks => gather_in_short_blocks(self.slab, &self.rows, idx, out, copy),
             RowsLoop::Blocks => gather_in_blocks(self.slab, &self.rows, idx, out, copy),
@@ -953,7 +953,14 @@ pub(super) mod tests {
     use super::*;
     use crate::kernels::cache::with_l2_bytes;
     #[cfg(target_arch = "x86_64")]
-    use crate::kernels::gather_elements::branching::Pace;
+    use crate::kernels::gather_elements::branching::{BranchingRows, Pace};
+
+    /// The branching loop in rounds, its rows not warmed up.
+    #[cfg(target_arch = "x86_64")]
+    const ROUNDS: RowsLoop = RowsLoop::Branching(BranchingRows {
+        pace: Pace::Rounds,
+        warms_up: false,
+    });
 
     /// `rows` rows along an axis of `axis_size`, one after another (the gather instructions'
     /// tests use them too).
@@ -1223,7 +1230,7 @@ pub(super) mod tests {
             assert_eq!((spans.lookahead, cached.lookahead), (64, 0));
             if crate::kernels::isa::avx2() {
                 assert_eq!(spans.gather_loop, RowsLoop::Lanes);
-                assert_eq!(cached.gather_loop, RowsLoop::Branching(Pace::Rounds));
+                assert_eq!(cached.gather_loop, ROUNDS);
             }
             let blocks = |traffic| past_i32.chosen_where::<u16, i32>(traffic, || false);
             let (spans, cached) = (blocks(DataTraffic::Spans), blocks(DataTraffic::Cached));
@@ -1249,7 +1256,7 @@ pub(super) mod tests {
             assert_eq!(spans.gather_loop, RowsLoop::Blocks);
             assert!(spans.lines_per_piece > 0);
             if crate::kernels::isa::avx2() {
-                assert_eq!(cached.gather_loop, RowsLoop::Branching(Pace::Rounds));
+                assert_eq!(cached.gather_loop, ROUNDS);
                 assert_eq!((cached.lookahead, cached.lines_per_piece), (0, 0));
             }
             let narrow = rows.chosen_where::<u32, i32>(DataTraffic::Cached, || false);
@@ -1264,18 +1271,19 @@ pub(super) mod tests {
 
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn rows_along_the_axis_whose_reads_miss_the_l2_branch_value_by_value() {
+    fn rows_along_the_axis_whose_reads_miss_the_l2_branch_value_by_value_and_warm_up_from_memory() {
         // With a 1 MiB L2: 1-D gathers of int64 values from 3 MB of f32 (past two L2s) take
         // each value in turn unless the call stays in the L3; 2 MB (under two L2s) keeps the
         // rounds; so does a row of 1.2 MB, unless the call's rows of data pass the L3's share.
         with_l2_bytes(1 << 20, || {
-            let pace = |rows: StridedRows, traffic| match rows
+            let how = |rows: StridedRows, traffic| match rows
                 .chosen_where::<u32, i64>(traffic, || false)
                 .gather_loop
             {
-                RowsLoop::Branching(pace) => Some(pace),
+                RowsLoop::Branching(how) => Some(how),
                 _ => None,
             };
+            let pace = |rows, traffic| how(rows, traffic).map(|how| how.pace);
             if !crate::kernels::isa::avx2() {
                 return;
             }
@@ -1291,13 +1299,18 @@ pub(super) mod tests {
             let mut rows = rows_along(13, 300_000, 300_000);
             rows.call_rows = 13;
             assert_eq!(pace(rows, DataTraffic::Spans), Some(Pace::Rounds));
+            assert!(!how(rows, DataTraffic::Spans).unwrap().warms_up);
             rows.call_rows = 14;
             assert_eq!(pace(rows, DataTraffic::Spans), Some(Pace::PerValue));
             assert_eq!(pace(rows, DataTraffic::Cached), Some(Pace::Rounds));
+            // Their first reads of a line come from memory: they warm up.
+            assert!(how(rows, DataTraffic::Spans).unwrap().warms_up);
+            assert!(!how(far, DataTraffic::Spans).unwrap().warms_up);
             // A row of one L2 keeps the rounds whatever the call.
             let mut l2_rows = rows_along(100, 300_000, (1 << 20) / 4);
             l2_rows.call_rows = 100;
-            assert_eq!(pace(l2_rows, DataTraffic::Spans), Some(Pace::Rounds));
+            let l2_how = how(l2_rows, DataTraffic::Spans).unwrap();
+            assert_eq!((l2_how.pace, l2_how.warms_up), (Pace::Rounds, true));
         });
     }
 
@@ -1331,7 +1344,7 @@ pub(super) mod tests {
                 rows.chosen_where::<u32, i64>(DataTraffic::Spans, || false)
                     .gather_loop
             };
-            assert_eq!(loop_of(near), RowsLoop::Branching(Pace::Rounds));
+            assert_eq!(loop_of(near), ROUNDS);
             // int32 values, or data an L1 holds (16 KiB): the lanes.
             assert_eq!(
                 near.chosen_where::<u16, i32>(DataTraffic::Spans, || false)
@@ -1339,10 +1352,7 @@ pub(super) mod tests {
                 RowsLoop::Lanes
             );
             assert_eq!(loop_of(one_d(50_000, 4096)), RowsLoop::Lanes);
-            assert_eq!(
-                loop_of(one_d(50_000, 16_384)),
-                RowsLoop::Branching(Pace::Rounds)
-            );
+            assert_eq!(loop_of(one_d(50_000, 16_384)), ROUNDS);
             assert_eq!(loop_of(one_d(1 << 24, 1 << 24)), RowsLoop::Lanes);
             // Rows across the axis keep the lanes.
             assert_eq!(loop_of(row_across(64, 512, 64)), RowsLoop::Lanes);

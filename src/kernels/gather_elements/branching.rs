@@ -14,7 +14,7 @@
 //! same kind, one value at a time), those went from 0.81-0.93x to 0.93-1.04x. Where the lanes
 //! keep the rows:
 //! - int32 values, eight to a vector: 0.97-0.98x from 270 KB-500 KB, but 1.05-1.18x from 4 MB
-//!   and from 16 KiB;
+//!   and from 16 KiB (but for rows that warm up, [`branching_takes`]);
 //! - data under [`BRANCHING_MIN_SPAN`] (64 KiB): 1.0-1.13x from 16-32 KiB (the lanes' fewer
 //!   instructions per value count where reads hit L1);
 //! - reads asked for ahead (spans past four L2s in a call that moves more than half the L3's
@@ -49,10 +49,17 @@ const ROUND: usize = 8;
 pub(super) const BRANCHING_MIN_SPAN: usize = 64 << 10;
 
 /// Whether rows along the axis that the lanes loop takes, with `I` values and reads spanning
-/// `span_bytes`, take this loop instead when their reads are not asked for ahead (see the module
-/// docs for the measurements behind each condition).
-pub(super) fn branching_takes<I>(span_bytes: usize) -> bool {
-    std::mem::size_of::<I>() == 8 && span_bytes >= BRANCHING_MIN_SPAN
+/// `span_bytes`, in a call whose rows of data take `call_data_bytes` together, take this loop
+/// instead when their reads are not asked for ahead (see the module docs for the measurements
+/// behind each condition): int64 values, and int32 values where the rows warm up
+/// ([`BranchingRows::warms_up`]). On a Zen 4 (one build, the rule toggled between alternating
+/// calls, each after ONNX Runtime's), int32 values from calls of 59-120 MB of data took this loop
+/// (warming up) in 0.91-0.93x the lanes' time at 1 thread, 0.91-0.96x at 2 (rows of 400 KB-1.7 MB,
+/// dense), and 0.94-1.00x with a value per 10 elements; the build with the rule against the one
+/// before, 0.91-0.98x / 0.91-1.01x (ONNX Runtime's time over gatherkit's 1.12-1.23x after).
+pub(super) fn branching_takes<I>(span_bytes: usize, call_data_bytes: usize) -> bool {
+    span_bytes >= BRANCHING_MIN_SPAN
+        && (std::mem::size_of::<I>() == 8 || !stays_in_l3(call_data_bytes))
 }
 
 /// How the loop takes rows: at which pace, and whether each row first asks for its data.
@@ -413,19 +420,24 @@ mod tests {
 
     #[test]
     fn int32_values_resolve_alike() {
+        // Every pace, with and without a warm-up (int32 values take this loop where rows warm
+        // up, `branching_takes`).
         let g = rows_along(1, 9, 7);
         let slab: Vec<[u32; 2]> = (0..7).map(|v| [v, v + 10]).collect();
         let idx: Vec<i32> = vec![-7, -1, 0, 6, 3, -4, 2, 5, -2];
-        let mut out = vec![MaybeUninit::new([0, 0]); 9];
-        gather_rows_branching(&slab, &g, ROUNDS, &idx, &mut out).unwrap();
-        // SAFETY: every element was written.
-        let got: Vec<u32> = out.iter().map(|v| unsafe { v.assume_init() }[0]).collect();
-        assert_eq!(got, [0, 6, 0, 6, 3, 3, 2, 5, 5]);
-        let bad = vec![0i32, 7, 0, 0, 0, 0, 0, 0, 0];
-        assert_eq!(
-            gather_rows_branching(&slab, &g, ROUNDS, &bad, &mut out),
-            Err(1)
-        );
+        for pace in [Pace::Rounds, Pace::PerValue] {
+            for warms_up in [false, true] {
+                let how = BranchingRows { pace, warms_up };
+                let mut out = vec![MaybeUninit::new([0, 0]); 9];
+                gather_rows_branching(&slab, &g, how, &idx, &mut out).unwrap();
+                // SAFETY: every element was written.
+                let got: Vec<u32> = out.iter().map(|v| unsafe { v.assume_init() }[0]).collect();
+                assert_eq!(got, [0, 6, 0, 6, 3, 3, 2, 5, 5], "{how:?}");
+                let bad = vec![0i32, 7, 0, 0, 0, 0, 0, 0, 0];
+                let status = gather_rows_branching(&slab, &g, how, &bad, &mut out);
+                assert_eq!(status, Err(1), "{how:?}");
+            }
+        }
     }
 
     #[test]

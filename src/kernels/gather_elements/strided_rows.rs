@@ -93,12 +93,13 @@ impl StridedRows {
     /// the rows instead (int32 values, or rows under 64 KiB: 0.82-1.16x).
     #[cfg(target_arch = "x86_64")]
     fn branches_in_l3<E, I: IndexElement>(&self, traffic: DataTraffic) -> bool {
-        let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
+        let element_size = std::mem::size_of::<E>();
+        let span_bytes = self.read_span().saturating_mul(element_size);
         traffic == DataTraffic::Cached
             && self.inner_stride == 0
             && self.axis_stride == 1
             && self.row_len >= LANES_MIN_ROW
-            && branching::branching_takes::<I>(span_bytes)
+            && branching::branching_takes::<I>(span_bytes, self.call_data_bytes(element_size))
             && lanes::lanes_take::<I>(self.axis_size)
     }
 
@@ -136,6 +137,13 @@ impl StridedRows {
             && self.rows > 1
             && self.row_stride == 0
             && fits_l2(footprint)
+    }
+
+    /// Bytes of data the call's rows (`call_rows`, each a whole axis) read from together.
+    pub(super) fn call_data_bytes(&self, element_size: usize) -> usize {
+        self.call_rows
+            .saturating_mul(self.axis_size)
+            .saturating_mul(element_size)
     }
 
     /// Elements all the rows' reads can reach together: the last row's [`StridedRows::read_span`]
@@ -182,10 +190,7 @@ impl StridedRows {
         // rows of 128 KiB, 8 of them 0.92x / 0.87x, 16 0.84x / 0.84x; 32 rows of 16 KiB 0.90x
         // / 1.00x; 100 rows of 8 KiB (data 800 KB beside as much of indices and output) 1.04x
         // / 0.99x. Larger data keeps them (1024 f32 rows of 32 KiB: 1.14x / 1.13x without).
-        let call_data_bytes = self
-            .call_rows
-            .saturating_mul(self.axis_size)
-            .saturating_mul(element_size);
+        let call_data_bytes = self.call_data_bytes(element_size);
         // Nor do rows longer than an eighth of the L2 ([`NEXT_ROW_L2_SHARE`]).
         let row_bytes = self.axis_size.saturating_mul(element_size);
         if self.inner_stride == 0
@@ -324,14 +329,11 @@ impl StridedRows {
             && isa::avx2()
         {
             let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
+            let call_data_bytes = self.call_data_bytes(std::mem::size_of::<E>());
             if self.inner_stride == 0
-                && branching::branching_takes::<I>(span_bytes)
+                && branching::branching_takes::<I>(span_bytes, call_data_bytes)
                 && lanes_lookahead == 0
             {
-                let call_data_bytes = self
-                    .call_rows
-                    .saturating_mul(self.axis_size)
-                    .saturating_mul(std::mem::size_of::<E>());
                 RowsLoop::Branching(branching::BranchingRows::for_rows(
                     span_bytes,
                     call_data_bytes,
@@ -1306,6 +1308,19 @@ pub(super) mod tests {
             // Their first reads of a line come from memory: they warm up.
             assert!(how(rows, DataTraffic::Spans).unwrap().warms_up);
             assert!(!how(far, DataTraffic::Spans).unwrap().warms_up);
+            // int32 values take the lanes, but where the rows warm up.
+            let int32 = |rows: StridedRows| {
+                rows.chosen_where::<u32, i32>(DataTraffic::Spans, || false)
+                    .gather_loop
+            };
+            let warm_per_value = RowsLoop::Branching(BranchingRows {
+                pace: Pace::PerValue,
+                warms_up: true,
+            });
+            assert_eq!(int32(rows), warm_per_value);
+            rows.call_rows = 13;
+            assert_eq!(int32(rows), RowsLoop::Lanes);
+            assert_eq!(int32(far), RowsLoop::Lanes);
             // A row of one L2 keeps the rounds whatever the call.
             let mut l2_rows = rows_along(100, 300_000, (1 << 20) / 4);
             l2_rows.call_rows = 100;

@@ -10,10 +10,10 @@
 //! time, split by columns when groups are fewer than tasks; row
 //! order of fewer rows than tasks, split inside rows; the strided-rows loop with and without
 //! next-row prefetch, its lanes twin (rows whose axis holds 16 KiB or more; past four L2s, at
-//! most 16 MiB, it asks for reads ahead) and branching twin (int64 values; past two L2s, one value
-//! at a time; from calls past 16 MiB of data, each row's data asked for first), and blocks of
-//! rows across short runs; GatherND's fixed
-//! slice lengths (1, 2, 3, 4, 8, 16) beside the general one, its fixed tuple lengths (1-4)
+//! most 16 MiB, it asks for reads ahead) and branching twin (int64 values, and int32 ones in rows
+//! that warm up; past two L2s, one value at a time; from calls past 16 MiB of data, each row's
+//! data asked for first), and blocks of rows across short runs; GatherND's fixed slice lengths
+//! (1, 2, 3, 4, 8, 16) beside the general one, its fixed tuple lengths (1-4)
 //! with slices of any length beside the general loop, the prefetch distance (64 tuples),
 //! the 256-tuple range-check blocks, and streamed output (>= 16 MiB): large slices (>= 256 bytes
 //! each) directly, small fixed ones through the staging buffer; many batches of a few tuples
@@ -430,9 +430,9 @@ fn strided_rows_check_blocks_of_indices_at_once() {
     // (the lanes or branching loop).
     let long = (1 << 20) + 16;
     check_strided_rows(3, long, long, 1, |row| row == 1);
-    // 3 rows of 3 MiB (9 MiB of data, 18 MiB of index values): on a 1 MiB L2, past two L2s and
-    // short of the reads ahead (from four), the branching loop takes their values one at a time;
-    // on larger L2s, in rounds.
+    // 3 rows of 3 MiB (9 MiB of data, 18 MiB of index values): on a 1 MiB L2 (or a 512 KiB
+    // one), past two L2s and short of the reads ahead (from four), the branching loop takes
+    // their values one at a time; on L2s of 1.5 MiB or more, in rounds.
     let far = 3 << 18;
     check_strided_rows(3, far, far, 1, |row| row == 1);
     // 17 rows of 1 MiB of data (17 MiB, past the L3's share of 16 MiB), 16384 values each (one
@@ -441,6 +441,50 @@ fn strided_rows_check_blocks_of_indices_at_once() {
     // 40 rows of 96 KiB: on a 1 MiB L2 (Zen 4, Zen 5) past a 16th of it (the gathers' bound) and
     // within an eighth, the next-row prefetch loop; elsewhere the gathers, or no hint.
     check_strided_rows(40, 24_576, 24_576, 1, |row| row % 3 == 1);
+}
+
+#[test]
+fn int32_rows_from_calls_past_the_l3_share_warm_up_in_the_branching_loop() {
+    // 17 rows of 1 MiB of u32 (17 MiB), 16384 int32 values each (one per line): on AVX2 the
+    // branching loop, warming each row up; the lanes loop would take fewer values per row.
+    let (rows, axis, row_len) = (17usize, 1usize << 18, 1usize << 14);
+    let data: Vec<u32> = (0..(rows * axis) as u32).collect();
+    let mut rng = Rng::new(17);
+    // Negative values among them (`Rng::index` draws from [-axis, axis)).
+    let indices: Vec<i32> = (0..rows * row_len)
+        .map(|_| rng.index(axis) as i32)
+        .collect();
+    let (data_shape, idx_shape) = ([rows, axis], [rows, row_len]);
+    for (threads, options) in executors(&[1, 2, 3]) {
+        let (_, out) = gather_elements_to_vec(
+            TensorRef::new(&data_shape, &data),
+            TensorRef::new(&idx_shape, &indices),
+            1,
+            &options,
+        )
+        .unwrap();
+        for (p, got) in out.iter().enumerate() {
+            let want = data[p / row_len * axis + resolve(indices[p].into(), axis)];
+            assert_eq!(*got, want, "element {p}, {threads}");
+        }
+    }
+    // A bad value inside a row's warm-up (its 20th) and a later one: the first is reported.
+    let mut bad = indices.clone();
+    bad[3 * row_len + 20] = axis as i32;
+    bad[9 * row_len] = -(axis as i32) - 1;
+    expect_error_everywhere(
+        &[1, 2, 3],
+        &format!("indices[3, 20] = {axis} is out of range"),
+        "int32 rows",
+        |options| {
+            gather_elements_to_vec(
+                TensorRef::new(&data_shape, &data),
+                TensorRef::new(&idx_shape, &bad),
+                1,
+                options,
+            )
+        },
+    );
 }
 
 /// GatherND with slices of `len` f32 over `tuples` random tuples into data [rows, len].

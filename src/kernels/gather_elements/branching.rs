@@ -14,7 +14,7 @@
 //! same kind, one value at a time), those went from 0.81-0.93x to 0.93-1.04x. Where the lanes
 //! keep the rows:
 //! - int32 values, eight to a vector: 0.97-0.98x from 270 KB-500 KB, but 1.05-1.18x from 4 MB
-//!   and from 16 KiB (but for rows that warm up, [`branching_takes`]);
+//!   and from 16 KiB (rows that warm up excepted: [`branching_takes`]);
 //! - data under [`BRANCHING_MIN_SPAN`] (64 KiB): 1.0-1.13x from 16-32 KiB (the lanes' fewer
 //!   instructions per value count where reads hit L1);
 //! - reads asked for ahead (spans past four L2s in a call that moves more than half the L3's
@@ -48,18 +48,30 @@ const ROUND: usize = 8;
 /// value, were as fast or faster, reads hitting L1; from 128 KB, slower.
 pub(super) const BRANCHING_MIN_SPAN: usize = 64 << 10;
 
-/// Whether rows along the axis that the lanes loop takes, with `I` values and reads spanning
-/// `span_bytes`, in a call whose rows of data take `call_data_bytes` together, take this loop
-/// instead when their reads are not asked for ahead (see the module docs for the measurements
-/// behind each condition): int64 values, and int32 values where the rows warm up
-/// ([`BranchingRows::warms_up`]). On a Zen 4 (one build, the rule toggled between alternating
+/// Whether rows along the axis that the lanes loop takes, with `I` values and `row_len` of them
+/// reading across `span_bytes`, in a call whose rows of data take `call_data_bytes` together,
+/// take this loop instead when their reads are not asked for ahead (see the module docs for the
+/// measurements behind each condition): int64 values, and int32 values where the rows warm up
+/// ([`rows_warm_up`]). On a Zen 4 (one build, the rule toggled between alternating
 /// calls, each after ONNX Runtime's), int32 values from calls of 59-120 MB of data took this loop
 /// (warming up) in 0.91-0.93x the lanes' time at 1 thread, 0.91-0.96x at 2 (rows of 400 KB-1.7 MB,
 /// dense), and 0.94-1.00x with a value per 10 elements; the build with the rule against the one
 /// before, 0.91-0.98x / 0.91-1.01x (ONNX Runtime's time over gatherkit's 1.12-1.23x after).
-pub(super) fn branching_takes<I>(span_bytes: usize, call_data_bytes: usize) -> bool {
+pub(super) fn branching_takes<I>(
+    span_bytes: usize,
+    row_len: usize,
+    call_data_bytes: usize,
+) -> bool {
     span_bytes >= BRANCHING_MIN_SPAN
-        && (std::mem::size_of::<I>() == 8 || !stays_in_l3(call_data_bytes))
+        && (std::mem::size_of::<I>() == 8 || rows_warm_up(span_bytes, row_len, call_data_bytes))
+}
+
+/// Whether rows of `row_len` values reading across `span_bytes`, in a call whose rows of data take
+/// `call_data_bytes` together, warm up ([`warm_up`]): the call's data passes the L3's share
+/// ([`stays_in_l3`]), so that a row's first reads of a line come from memory, and the row has at
+/// least as many values as its data has lines (a row of fewer reads fewer of its lines).
+pub(super) fn rows_warm_up(span_bytes: usize, row_len: usize, call_data_bytes: usize) -> bool {
+    !stays_in_l3(call_data_bytes) && row_len >= span_bytes.div_ceil(LINE)
 }
 
 /// How the loop takes rows: at which pace, and whether each row first asks for its data.
@@ -67,22 +79,23 @@ pub(super) fn branching_takes<I>(span_bytes: usize, call_data_bytes: usize) -> b
 pub(super) struct BranchingRows {
     pub(super) pace: Pace,
     /// Whether a row asks for all its data, in order, while its first values are gathered
-    /// ([`warm_up`]): rows from a call whose rows of data together pass the L3's share
-    /// ([`stays_in_l3`]), so that their first reads of a line come from memory.
+    /// ([`rows_warm_up`], [`warm_up`]). A task's piece of a row with fewer values than the row
+    /// has lines does not.
     pub(super) warms_up: bool,
 }
 
 impl BranchingRows {
-    /// How rows whose reads span `span_bytes` are taken, in a call with `traffic` whose rows of
-    /// data take `call_data_bytes` together.
+    /// How rows of `row_len` values whose reads span `span_bytes` are taken, in a call with
+    /// `traffic` whose rows of data take `call_data_bytes` together.
     pub(super) fn for_rows(
         span_bytes: usize,
+        row_len: usize,
         call_data_bytes: usize,
         traffic: DataTraffic,
     ) -> BranchingRows {
         BranchingRows {
             pace: Pace::for_rows(span_bytes, call_data_bytes, traffic),
-            warms_up: !stays_in_l3(call_data_bytes),
+            warms_up: rows_warm_up(span_bytes, row_len, call_data_bytes),
         }
     }
 }
@@ -401,9 +414,9 @@ mod tests {
     #[test]
     fn a_warm_up_asks_for_the_whole_row_and_gathers_sixteen_values_per_step() {
         // 2000 u16 (4000 bytes): one step of 4096 bytes, so 16 values; 5000 u16 (10000 bytes):
-        // three steps, 48 values; never more than the row has.
+        // three steps, 48 values; never more than the row has. Nothing past them is written.
         for (axis, n, want) in [(2000, 100, 16), (5000, 100, 48), (5000, 40, 40)] {
-            let slab: Vec<u16> = (0..axis as u16).collect();
+            let slab: Vec<u16> = (1..=axis as u16).collect();
             let idx: Vec<i64> = (0..n as i64).map(|j| (j * 7919) % axis as i64).collect();
             let mut out = vec![MaybeUninit::new(0u16); n];
             assert_eq!(
@@ -411,10 +424,20 @@ mod tests {
                 Ok(want),
                 "axis {axis}, {n} values"
             );
-            for (j, (&v, got)) in idx.iter().zip(&out).take(want).enumerate() {
-                // SAFETY: initialised above.
-                assert_eq!(unsafe { got.assume_init() }, v as u16, "value {j}");
+            // SAFETY: initialised above.
+            let got: Vec<u16> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
+            for (j, (&v, &got)) in idx.iter().zip(&got).enumerate() {
+                let expected = if j < want { slab[v as usize] } else { 0 };
+                assert_eq!(got, expected, "axis {axis}, value {j}");
             }
+        }
+        // A bad value in a later step is reported at its position in the row.
+        let slab = vec![1u16; 5000];
+        for bad_at in [16, 31, 47] {
+            let mut idx = vec![0i64; 100];
+            idx[bad_at] = -5001;
+            let mut out = vec![MaybeUninit::new(0u16); 100];
+            assert_eq!(warm_up(&slab, &idx, &mut out), Err(bad_at));
         }
     }
 

@@ -2,7 +2,8 @@
 //! along the row): index values are loaded into vector lanes, resolved and checked there, and
 //! each lane's read of `data` is addressed from the register. (Rows along the axis with int64
 //! values from 64 KiB of data on, where no read is asked for ahead, go to the branching loop,
-//! [`super::branching`], instead.)
+//! [`super::branching`], instead; so do those with int32 values that warm up there, from calls
+//! whose data passes the L3's share.)
 //!
 //! Why not the block loop of [`super::strided_rows`] here: its copy-and-check pass stores a block
 //! of positions and reads it back, a burst of a few hundred instructions and 2 KiB of stores per

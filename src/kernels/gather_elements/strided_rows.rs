@@ -99,7 +99,11 @@ impl StridedRows {
             && self.inner_stride == 0
             && self.axis_stride == 1
             && self.row_len >= LANES_MIN_ROW
-            && branching::branching_takes::<I>(span_bytes, self.call_data_bytes(element_size))
+            && branching::branching_takes::<I>(
+                span_bytes,
+                self.row_len,
+                self.call_data_bytes(element_size),
+            )
             && lanes::lanes_take::<I>(self.axis_size)
     }
 
@@ -245,7 +249,9 @@ enum RowsLoop {
     #[cfg(target_arch = "x86_64")]
     Select,
     /// Index values one by one, checked by a branch ([`branching`]): the lanes loop's rows along
-    /// the axis with int64 values, from 64 KiB of data on, whose reads are not asked for ahead.
+    /// the axis with int64 values (or int32 values in rows that warm up), from 64 KiB of data on,
+    /// whose reads are not asked for ahead; at a pace, and warming rows up or not, as
+    /// [`branching::BranchingRows::for_rows`] says.
     /// Only there: it was measured against the lanes loop, not against the block loop, which
     /// keeps these rows on CPUs without AVX2 and on other architectures.
     #[cfg(target_arch = "x86_64")]
@@ -297,8 +303,8 @@ impl StridedRows {
     /// - else, where the lanes take them and the CPU has AVX2, the branching loop for the rows
     ///   along the axis it takes ([`branching::branching_takes`], no reads asked for ahead; in a
     ///   cached call, also those the block loop would have asked the next row for:
-    ///   [`StridedRows::branches_in_l3`]), at the pace [`branching::Pace::for_rows`] sets, and
-    ///   the lanes loop for the others;
+    ///   [`StridedRows::branches_in_l3`]), which takes rows as
+    ///   [`branching::BranchingRows::for_rows`] says, and the lanes loop for the others;
     /// - else the block loop, with the loops made for their length for the rows
     ///   [`short_blocks_take`].
     ///
@@ -331,11 +337,12 @@ impl StridedRows {
             let span_bytes = self.read_span().saturating_mul(std::mem::size_of::<E>());
             let call_data_bytes = self.call_data_bytes(std::mem::size_of::<E>());
             if self.inner_stride == 0
-                && branching::branching_takes::<I>(span_bytes, call_data_bytes)
+                && branching::branching_takes::<I>(span_bytes, self.row_len, call_data_bytes)
                 && lanes_lookahead == 0
             {
                 RowsLoop::Branching(branching::BranchingRows::for_rows(
                     span_bytes,
+                    self.row_len,
                     call_data_bytes,
                     traffic,
                 ))
@@ -1321,6 +1328,17 @@ pub(super) mod tests {
             rows.call_rows = 13;
             assert_eq!(int32(rows), RowsLoop::Lanes);
             assert_eq!(int32(far), RowsLoop::Lanes);
+            // Rows with fewer values than lines (10000 of 300000 f32, 18750 lines) do not warm
+            // up, so int32 values keep the lanes.
+            let mut sparse = rows_along(14, 10_000, 300_000);
+            sparse.call_rows = 14;
+            assert!(!how(sparse, DataTraffic::Spans).unwrap().warms_up);
+            assert_eq!(int32(sparse), RowsLoop::Lanes);
+            let mut one_per_line = rows_along(14, 18_750, 300_000);
+            one_per_line.call_rows = 14;
+            assert!(how(one_per_line, DataTraffic::Spans).unwrap().warms_up);
+            one_per_line.row_len -= 1;
+            assert!(!how(one_per_line, DataTraffic::Spans).unwrap().warms_up);
             // A row of one L2 keeps the rounds whatever the call.
             let mut l2_rows = rows_along(100, 300_000, (1 << 20) / 4);
             l2_rows.call_rows = 100;

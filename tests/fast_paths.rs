@@ -335,6 +335,21 @@ fn traversal(
     .traversal()
 }
 
+/// GatherElements of u32 along axis 1 with 1, 2 and 3 threads and the host pools:
+/// `check(p, out[p], executor)` for every output position.
+fn along_axis_1_everywhere<I: IndexElement>(
+    data: TensorRef<'_, u32>,
+    indices: TensorRef<'_, I>,
+    check: impl Fn(usize, u32, &str),
+) {
+    for (threads, options) in executors(&[1, 2, 3]) {
+        let (_, out) = gather_elements_to_vec(data, indices, 1, &options).unwrap();
+        for (p, &got) in out.iter().enumerate() {
+            check(p, got, &threads);
+        }
+    }
+}
+
 /// GatherElements along an axis with rows of `row_len` positions, data [rows, axis_size, tail]
 /// and indices [rows, row_len, 1] (axis stride `tail`): the strided-rows path. Row blocks whose
 /// indices are all non-negative take the unchecked loop, the others the resolving one;
@@ -364,24 +379,18 @@ fn check_strided_rows(
         })
         .collect();
     let (data_shape, idx_shape) = ([rows, axis_size, tail], [rows, row_len, 1]);
-    for (threads, options) in executors(&[1, 2, 3]) {
-        let (_, out) = gather_elements_to_vec(
-            TensorRef::new(&data_shape, &data),
-            TensorRef::new(&idx_shape, &indices),
-            1,
-            &options,
-        )
-        .unwrap();
-        for (p, got) in out.iter().enumerate() {
-            let row = p / row_len;
-            let r = resolve(indices[p], axis_size);
-            assert_eq!(
-                *got,
-                data[(row * axis_size + r) * tail],
-                "row_len {row_len}, tail {tail}, element {p}, {threads}"
-            );
-        }
-    }
+    let (d, i) = (
+        TensorRef::new(&data_shape, &data),
+        TensorRef::new(&idx_shape, &indices),
+    );
+    along_axis_1_everywhere(d, i, |p, got, threads| {
+        let r = resolve(indices[p], axis_size);
+        let want = data[(p / row_len * axis_size + r) * tail];
+        assert_eq!(
+            got, want,
+            "row_len {row_len}, tail {tail}, element {p}, {threads}"
+        );
+    });
     // A bad value in an otherwise non-negative block, after a negative one: reported exactly.
     let mut bad = indices.clone();
     let at = bad.len() - 1;
@@ -455,19 +464,14 @@ fn int32_rows_from_calls_past_the_l3_share_warm_up_in_the_branching_loop() {
         .map(|_| rng.index(axis) as i32)
         .collect();
     let (data_shape, idx_shape) = ([rows, axis], [rows, row_len]);
-    for (threads, options) in executors(&[1, 2, 3]) {
-        let (_, out) = gather_elements_to_vec(
-            TensorRef::new(&data_shape, &data),
-            TensorRef::new(&idx_shape, &indices),
-            1,
-            &options,
-        )
-        .unwrap();
-        for (p, got) in out.iter().enumerate() {
-            let want = data[p / row_len * axis + resolve(indices[p].into(), axis)];
-            assert_eq!(*got, want, "element {p}, {threads}");
-        }
-    }
+    let (d, i) = (
+        TensorRef::new(&data_shape, &data),
+        TensorRef::new(&idx_shape, &indices),
+    );
+    along_axis_1_everywhere(d, i, |p, got, threads| {
+        let want = data[p / row_len * axis + resolve(indices[p].into(), axis)];
+        assert_eq!(got, want, "element {p}, {threads}");
+    });
     // A bad value inside a row's warm-up (its 20th) and a later one: the first is reported.
     let mut bad = indices.clone();
     bad[3 * row_len + 20] = axis as i32;

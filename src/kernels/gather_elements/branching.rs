@@ -136,7 +136,8 @@ fn warm_up<E: RawElement, I: IndexElement>(
     while done < warm_values {
         prefetch_lines_l2(row_data, step * step_elements, WARM_UP_STEP_BYTES / LINE);
         let end = (done + WARM_UP_STEP_VALUES).min(warm_values);
-        row_per_value(row_data, &values[done..end], &mut out[done..end]).map_err(|j| done + j)?;
+        row::<E, I, false>(row_data, &values[done..end], &mut out[done..end])
+            .map_err(|j| done + j)?;
         done = end;
         step += 1;
     }
@@ -148,7 +149,7 @@ fn warm_up<E: RawElement, I: IndexElement>(
 pub(super) enum Pace {
     /// Eight values read, resolved and checked before their eight reads ([`row`]).
     Rounds,
-    /// Each value read, resolved, checked and used before the next ([`row_per_value`]), as ONNX
+    /// Each value read, resolved, checked and used before the next ([`row`]), as ONNX
     /// Runtime's loop does: for reads that mostly miss the L2 ([`Pace::for_rows`]).
     PerValue,
 }
@@ -229,19 +230,21 @@ pub(super) fn gather_rows_branching<E: RawElement, I: IndexElement>(
         };
         let (values, row_out) = (&values[done..], &mut row_out[done..]);
         match how.pace {
-            Pace::Rounds => row(row_data, values, row_out),
-            Pace::PerValue => row_per_value(row_data, values, row_out),
+            Pace::Rounds => row::<E, I, true>(row_data, values, row_out),
+            Pace::PerValue => row::<E, I, false>(row_data, values, row_out),
         }
         .map_err(|j| at + done + j)?;
     }
     Ok(())
 }
 
-/// One row: `out[j] = row_data[r(values[j])]`, or the position of the first bad value. Not
-/// inlined: inside the loop over rows, its round ran short of registers and kept the output's
-/// address on the stack (a 4 MB gather of uint16 took 1.11-1.15x as long as in its own frame).
+/// One row: `out[j] = row_data[r(values[j])]`, or the position of the first bad value; in rounds
+/// of eight values where `IN_ROUNDS` ([`Pace::Rounds`]), else one value at a time
+/// ([`Pace::PerValue`], and the rounds' tail). Not inlined: inside the loop over rows, its round
+/// ran short of registers and kept the output's address on the stack (a 4 MB gather of uint16
+/// took 1.11-1.15x as long as in its own frame).
 #[inline(never)]
-fn row<E: RawElement, I: IndexElement>(
+fn row<E: RawElement, I: IndexElement, const IN_ROUNDS: bool>(
     row_data: &[E],
     values: &[I],
     out: &mut [MaybeUninit<E>],
@@ -252,7 +255,7 @@ fn row<E: RawElement, I: IndexElement>(
     let value_at = values.as_ptr();
     let to = out.as_mut_ptr();
     let mut j = 0;
-    while j + ROUND <= n {
+    while IN_ROUNDS && j + ROUND <= n {
         // The round's values read, then resolved, then checked, then used: the reads of all
         // eight values go out before the first check, and every check before the first read of
         // data (interleaved per value, the same loop took 1.03-1.16x the time).
@@ -279,38 +282,12 @@ fn row<E: RawElement, I: IndexElement>(
         j += ROUND;
     }
     while j < n {
-        // SAFETY: as above.
+        // SAFETY: j < n <= values.len(). Volatile, read once, as in the rounds.
         let v = unsafe { std::ptr::read_volatile(value_at.add(j)) }.to_i64();
         let p = resolve_index(v, size).ok_or(j)?;
-        // SAFETY: as above.
+        // SAFETY: 0 <= p < size = row_data.len() (`resolve_index`), and j < n <= out.len().
         unsafe { (*to.add(j)).write(*from.add(p)) };
         j += 1;
-    }
-    Ok(())
-}
-
-/// One row as [`row`] gathers it, one value at a time ([`Pace::PerValue`]). Not inlined, as
-/// [`row`].
-#[inline(never)]
-fn row_per_value<E: RawElement, I: IndexElement>(
-    row_data: &[E],
-    values: &[I],
-    out: &mut [MaybeUninit<E>],
-) -> Result<(), usize> {
-    let n = values.len().min(out.len());
-    let size = row_data.len();
-    let from = row_data.as_ptr();
-    let value_at = values.as_ptr();
-    let to = out.as_mut_ptr();
-    for j in 0..n {
-        // SAFETY: j < n <= values.len(). Volatile, read once, as in `row`.
-        let v = unsafe { std::ptr::read_volatile(value_at.add(j)) }.to_i64();
-        let p = v.wrapping_add((v >> 63) & size as i64);
-        if p as u64 >= size as u64 {
-            return Err(j);
-        }
-        // SAFETY: 0 <= p < size = row_data.len() (checked above), and j < n <= out.len().
-        unsafe { (*to.add(j)).write(*from.add(p as usize)) };
     }
     Ok(())
 }

@@ -131,17 +131,14 @@ fn warm_up<E: RawElement, I: IndexElement>(
     let warm_values = steps
         .saturating_mul(WARM_UP_STEP_VALUES)
         .min(values.len().min(out.len()));
-    let mut done = 0;
-    let mut step = 0;
-    while done < warm_values {
+    let starts = (0..warm_values).step_by(WARM_UP_STEP_VALUES);
+    for (step, start) in starts.enumerate() {
         prefetch_lines_l2(row_data, step * step_elements, WARM_UP_STEP_BYTES / LINE);
-        let end = (done + WARM_UP_STEP_VALUES).min(warm_values);
-        row::<E, I, false>(row_data, &values[done..end], &mut out[done..end])
-            .map_err(|j| done + j)?;
-        done = end;
-        step += 1;
+        let end = (start + WARM_UP_STEP_VALUES).min(warm_values);
+        row::<E, I, false>(row_data, &values[start..end], &mut out[start..end])
+            .map_err(|j| start + j)?;
     }
-    Ok(done)
+    Ok(warm_values)
 }
 
 /// How the loop takes a row's values.

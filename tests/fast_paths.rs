@@ -196,6 +196,8 @@ fn row_order_splits_fewer_rows_than_tasks_into_pieces() {
     check_few_long_rows(&[3, 250_007], &[3, 250_007], 0);
     // Along the axis: 3 rows of 400000 values.
     check_few_long_rows(&[3, 500_000], &[3, 400_000], 1);
+    // Across axis 0 of 12 positions, 48-byte columns, from 9.6 MB (row order: data the L3 keeps).
+    check_few_long_rows(&[12, 200_003], &[12, 200_003], 0);
 }
 
 #[test]

@@ -186,7 +186,7 @@ impl ElementsKernel {
             && (data_bytes >= tiled::TILED_MIN_DATA_BYTES
                 || tile_columns.saturating_mul(element_size) >= tiled::TILE_WIDE_ROW_BYTES)
             && tile_columns < row_len
-            && !tiled::row_order_streams_positions(axis_size, element_size, slab_bytes)
+            && !tiled::row_order_streams_positions(axis_size, element_size, slab_bytes, data_bytes)
             && tiled::tiles_reread_slab_lines(indices_shape[axis], axis_size, element_size)
         {
             (ElementsTraversal::Tiled, tile_columns)
@@ -536,8 +536,12 @@ mod tests {
                 traversal(&twelve_within, &twelve_within, 0, 8),
                 ElementsTraversal::Rows
             );
-            // Tiles: 16 positions; 12 positions of columns wider than 16 bytes from slabs past 8
-            // MiB (9.6 MB and 48 MiB).
+            // Columns of up to 48 bytes from data of up to 16 MiB, slabs past 8 MiB: 4 positions
+            // of int64 (sweep seed 296's configuration 92 in effect, 15.3 MB).
+            let four = [4, 477360];
+            assert_eq!(traversal(&four, &four, 0, 8), ElementsTraversal::Rows);
+            // Tiles: 16 positions; 12 positions of f64 (96-byte columns) from 9.6 MB, and of f32
+            // (48 bytes) from 48 MiB.
             let twelve_past = [12, 100000];
             assert_eq!(
                 traversal(&twelve_past, &twelve_past, 0, 8),
@@ -550,6 +554,7 @@ mod tests {
                 traversal(&sixteen, &sixteen, 1, 4),
                 ElementsTraversal::Tiled
             );
+            // 48-byte columns of four 12.6 MB slabs: data past 16 MiB.
             let wide = [4, 6, 262144];
             assert_eq!(traversal(&wide, &wide, 1, 8), ElementsTraversal::Tiled);
             let wide_long = [8, 2097152];

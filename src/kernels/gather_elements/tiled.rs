@@ -2,7 +2,7 @@
 
 use super::strided_rows::StridedRows;
 use super::ElementsKernel;
-use crate::kernels::cache::{l2_bytes, L3_RESIDENT_BYTES, LINE};
+use crate::kernels::cache::{l2_bytes, stays_in_l3, L3_RESIDENT_BYTES, LINE};
 use crate::kernels::cursor::RowCursor;
 use crate::kernels::parallel::{for_each_range, DisjointOut};
 use crate::kernels::prefetch::{prefetch_range, prefetch_range_to, HintLevel};
@@ -261,8 +261,9 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
 
 /// Whether rows across an axis of `axis_size` positions go in row order however large their
 /// group's slab (`slab_bytes`, elements of `element_size`): at most [`STREAMED_POSITIONS_MAX`]
-/// positions, and either a slab column of at most [`STREAMED_COLUMN_MAX_BYTES`] or a slab of at
-/// most [`STREAMED_SLAB_MAX_BYTES`].
+/// positions, and a slab column of at most [`STREAMED_COLUMN_MAX_BYTES`], or a slab of at most
+/// [`STREAMED_SLAB_MAX_BYTES`], or a column of at most [`STREAMED_WIDE_COLUMN_MAX_BYTES`] from
+/// data (`data_bytes`, every group's slab) the L3 keeps ([`stays_in_l3`]).
 ///
 /// Why row order: along a row, each element reads its column from one of the few positions' rows,
 /// so the row reads those rows in order, a few streams beside the index and output streams, which
@@ -291,10 +292,13 @@ pub(super) fn row_order_streams_positions(
     axis_size: usize,
     element_size: usize,
     slab_bytes: usize,
+    data_bytes: usize,
 ) -> bool {
+    let column_bytes = axis_size.saturating_mul(element_size);
     axis_size <= STREAMED_POSITIONS_MAX
-        && (axis_size.saturating_mul(element_size) <= STREAMED_COLUMN_MAX_BYTES
-            || slab_bytes <= STREAMED_SLAB_MAX_BYTES)
+        && (column_bytes <= STREAMED_COLUMN_MAX_BYTES
+            || slab_bytes <= STREAMED_SLAB_MAX_BYTES
+            || (column_bytes <= STREAMED_WIDE_COLUMN_MAX_BYTES && stays_in_l3(data_bytes)))
 }
 
 /// Whether rows across an outer axis (`rows_after_axis` rows of the output, greater than 1, lie
@@ -370,6 +374,28 @@ const STREAMED_COLUMN_MAX_BYTES: usize = 16;
 /// but 12 positions 1.15x / 1.34x, and 6-7 positions 0.79-0.84x / 0.99-1.14x. (A quarter of the
 /// share before: the slabs of 4-8 MiB took tiles.)
 const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 2;
+
+/// The widest slab column row order reads again per element from data of up to the L3's whole
+/// share ([`stays_in_l3`]): three quarters of a line. Below it, tiles lost to row order on every
+/// single slab measured past [`STREAMED_SLAB_MAX_BYTES`]: their block loop took 1.5-1.6 ns an
+/// element (int64 elements from 4 positions) where ONNX Runtime's loop, which reads each output
+/// row's slab again from the L3, took 1.2-1.3 ns. Measured on a Zen 4 (1 MiB L2; one build, the
+/// rule toggled between alternating calls, each after ONNX Runtime's), time in row order against
+/// tiles, along axis 0 with as many index positions as positions, int64 values, 1 / 2 threads:
+/// - columns of 24-48 bytes from slabs of 10-15 MB: f64 from 3 positions 0.61-0.68x /
+///   0.50-0.61x, from 6 0.69-0.78x / 0.78-0.82x; f32 from 6 0.59-0.67x / 0.61-0.73x, from 12
+///   0.88-0.97x / 0.88-0.90x; int64 from 4 (sweep seed 296's configuration 92 in effect, [4,
+///   477360], 0.79-0.87x ONNX Runtime's speed in tiles) 0.76x / 0.77x, with int32 values
+///   0.73x / 0.89x; complex128 from 2 and 3 positions (8-16 MB) 0.76-0.80x / 0.63-0.81x;
+/// - wider columns, kept in tiles: f64 from 8 positions 0.87x / 0.86x (10 MB) but 1.09x / 0.83x
+///   (15 MB), complex128 from 4 and 6 positions 1.05-1.13x / 1.01-1.29x; f32 from 8, 32 bytes,
+///   0.97-1.04x / 0.93-0.98x, a tie the rule takes either way;
+/// - data past the L3's share, kept in tiles: a single slab, [4, 1000000] int64 0.78-0.89x /
+///   0.94-1.14x, [6, 2000000] f32 0.82x / 1.25x, [8, 2097152] f64 at 2 threads 1.58x; several
+///   groups' slabs of 12-16 MB across axis 1, which two threads read two at a time, [4, 6,
+///   262144] f64 0.58-0.63x / 0.96-1.15x, [3, 5, 400000] f64 0.73-0.84x / 1.04-1.17x, [4, 3,
+///   500000] f64 0.66-0.76x / 1.03-1.10x, [4, 12, 250000] f32 1.04x / 1.39x.
+const STREAMED_WIDE_COLUMN_MAX_BYTES: usize = 3 * LINE / 4;
 
 /// Bytes the whole data must reach for tiles whose rows are narrow (under
 /// [`TILE_WIDE_ROW_BYTES`]): a quarter of the 32 MiB L3 of both machine kinds measured. A tile
@@ -454,6 +480,32 @@ mod tests {
         assert_eq!(index_row_asked_ahead(0, 5), Some(4));
         assert_eq!(index_row_asked_ahead(1, 5), None);
         assert_eq!(index_row_asked_ahead(0, 2), None);
+    }
+
+    #[test]
+    fn few_positions_stream_in_row_order_by_column_and_size() {
+        const MB: usize = 1_000_000;
+        // Columns of a quarter line: any slab.
+        assert!(row_order_streams_positions(4, 4, 1 << 30, 1 << 30));
+        // Wider columns: slabs of up to half the L3's share, whatever the data.
+        assert!(row_order_streams_positions(8, 8, 8 << 20, 1 << 30));
+        assert!(!row_order_streams_positions(
+            8,
+            8,
+            (8 << 20) + 1,
+            (8 << 20) + 1
+        ));
+        // Columns of up to three quarters of a line: data of up to the L3's whole share.
+        assert!(row_order_streams_positions(6, 8, 16 << 20, 16 << 20));
+        assert!(row_order_streams_positions(12, 4, 15 * MB, 15 * MB));
+        assert!(row_order_streams_positions(3, 16, 12 * MB, 12 * MB));
+        assert!(!row_order_streams_positions(6, 8, 16 << 20, (16 << 20) + 1));
+        // Several groups' slabs that together pass the share (two threads read two at once).
+        assert!(!row_order_streams_positions(6, 8, 12 * MB, 48 * MB));
+        // A column past three quarters of a line, or more positions than streams.
+        assert!(!row_order_streams_positions(7, 8, 12 * MB, 12 * MB));
+        assert!(!row_order_streams_positions(4, 16, 12 * MB, 12 * MB));
+        assert!(!row_order_streams_positions(13, 1, 12 * MB, 12 * MB));
     }
 
     #[test]

@@ -233,6 +233,22 @@ fn tiled_gather_elements_from_slabs_past_l2() {
 }
 
 #[test]
+fn tiled_gather_elements_on_one_core_reads_a_slab_at_a_time_in_row_order() {
+    // Two groups of 6 f64 positions (48-byte columns, 9.6 MB slabs, 19.2 MB of data): shared
+    // among cores, which may each read a group's slab, tiles; on one core, row order. Checked
+    // for every executor by `check_tiled`, whose 1-thread call takes row order.
+    let plan = GatherElements::new(
+        TensorDesc::new(DType::Double, &[2, 6, 200_000]),
+        TensorDesc::new(DType::Int64, &[2, 2, 200_000]),
+        1,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(plan.traversal_on_one_core(), ElementsTraversal::Rows);
+    check_tiled(|x| x as f64, 2, 6, 2, 200_000);
+}
+
+#[test]
 fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
     // Packed: 16 rows 1 MiB apart share their cache sets (more than 12 positions: a slab of 8
     // rows, 8 MiB, goes in row order).

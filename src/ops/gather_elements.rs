@@ -99,9 +99,17 @@ impl GatherElements {
     }
 
     /// The traversal the kernel takes for these shapes and this element size (what the tests of
-    /// each traversal assert they reach).
+    /// each traversal assert they reach), in a call shared among cores.
     pub fn traversal(&self) -> ElementsTraversal {
         self.op.kernel.traversal()
+    }
+
+    /// The traversal the kernel takes in a call that runs on one core (one thread, or a call too
+    /// small to split). It differs from [`GatherElements::traversal`] only for rows across a few
+    /// positions from several groups' slabs that one core reads one at a time but several would
+    /// read at once.
+    pub fn traversal_on_one_core(&self) -> ElementsTraversal {
+        self.op.kernel.traversal_alone()
     }
 }
 

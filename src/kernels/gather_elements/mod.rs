@@ -6,9 +6,9 @@
 //! (contiguous runs of `indices` and `output` along the last remaining dimension) and, per row, a
 //! base offset into `data` that a cursor advances without division.
 //!
-//! Two traversals run the rows ([`ElementsTraversal`], chosen once when the plan is made): in
-//! order ([`rows`]) or in cache tiles ([`tiled`]); both gather with the strided-rows loop
-//! ([`strided_rows`]).
+//! Two traversals run the rows ([`ElementsTraversal`], chosen when the plan is made, one for
+//! calls shared among cores and one for calls on one core): in order ([`rows`]) or in cache tiles
+//! ([`tiled`]); both gather with the strided-rows loop ([`strided_rows`]).
 
 #[cfg(target_arch = "x86_64")]
 mod branching;
@@ -48,6 +48,13 @@ pub enum ElementsTraversal {
     Tiled,
 }
 
+/// A traversal, with its columns per tile when it is tiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Walk {
+    traversal: ElementsTraversal,
+    tile_columns: usize,
+}
+
 /// The reduced traversal of one GatherElements call.
 #[derive(Clone, Debug)]
 pub(crate) struct ElementsKernel {
@@ -70,10 +77,12 @@ pub(crate) struct ElementsKernel {
     axis_row: Option<usize>,
     /// `indices.shape[axis]`: with 1, no two positions share a target.
     axis_extent: usize,
-    /// The traversal `run` takes, chosen once (see [`ElementsTraversal`]).
-    traversal: ElementsTraversal,
-    /// Columns per tile when the traversal is tiled.
-    tile_columns: usize,
+    /// How `run` walks the rows of a call shared among cores, chosen once.
+    walk: Walk,
+    /// How `run` walks the rows of a call on one core: as `walk`, except that rows across a few
+    /// positions stay in row order from a single slab the L3 keeps, not only from data it keeps
+    /// ([`tiled::row_order_streams_positions`]).
+    walk_alone: Walk,
     /// Bytes of `data`: with the output's and the index values' (known only when the call runs),
     /// what the call moves through the cache ([`ElementsKernel::data_traffic`]).
     data_bytes: usize,
@@ -180,26 +189,39 @@ impl ElementsKernel {
             .saturating_mul(element_size)
             <= tiled::TILE_MAX_BYTES;
         let data_bytes = saturating_product(data_shape).saturating_mul(element_size);
-        let (traversal, tile_columns) = if axis_row_dim.is_some()
-            && tile_fits
-            && tiled::slab_takes_tiles(slab_bytes)
-            && (data_bytes >= tiled::TILED_MIN_DATA_BYTES
-                || tile_columns.saturating_mul(element_size) >= tiled::TILE_WIDE_ROW_BYTES)
-            && tile_columns < row_len
-            && !tiled::row_order_streams_positions(axis_size, element_size, slab_bytes, data_bytes)
-            && tiled::tiles_reread_slab_lines(indices_shape[axis], axis_size, element_size)
-        {
-            (ElementsTraversal::Tiled, tile_columns)
-        } else if rows_after_axis > 1
-            && tiled::groups_keep_slabs(
-                rows_after_axis,
-                slab_bytes,
-                row_len.saturating_mul(element_size),
-            )
-        {
-            (ElementsTraversal::Tiled, row_len)
-        } else {
-            (ElementsTraversal::Rows, tile_columns)
+        // `read_at_once`: the bytes of data the cores running the call read from at once, every
+        // group's slab when several cores may each take a group, one slab on one core.
+        let walk = |read_at_once: usize| {
+            let (traversal, tile_columns) = if axis_row_dim.is_some()
+                && tile_fits
+                && tiled::slab_takes_tiles(slab_bytes)
+                && (data_bytes >= tiled::TILED_MIN_DATA_BYTES
+                    || tile_columns.saturating_mul(element_size) >= tiled::TILE_WIDE_ROW_BYTES)
+                && tile_columns < row_len
+                && !tiled::row_order_streams_positions(
+                    axis_size,
+                    element_size,
+                    slab_bytes,
+                    read_at_once,
+                )
+                && tiled::tiles_reread_slab_lines(indices_shape[axis], axis_size, element_size)
+            {
+                (ElementsTraversal::Tiled, tile_columns)
+            } else if rows_after_axis > 1
+                && tiled::groups_keep_slabs(
+                    rows_after_axis,
+                    slab_bytes,
+                    row_len.saturating_mul(element_size),
+                )
+            {
+                (ElementsTraversal::Tiled, row_len)
+            } else {
+                (ElementsTraversal::Rows, tile_columns)
+            };
+            Walk {
+                traversal,
+                tile_columns,
+            }
         };
         ElementsKernel {
             row_counts,
@@ -211,8 +233,8 @@ impl ElementsKernel {
             axis_stride,
             axis_row,
             axis_extent: indices_shape[axis],
-            traversal,
-            tile_columns,
+            walk: walk(data_bytes),
+            walk_alone: walk(slab_bytes),
             data_bytes,
             out_bytes: saturating_product(indices_shape).saturating_mul(element_size),
         }
@@ -227,9 +249,14 @@ impl ElementsKernel {
         DataTraffic::of_call(call, reads)
     }
 
-    /// The traversal `run` takes.
+    /// The traversal `run` takes for a call shared among cores.
     pub(crate) fn traversal(&self) -> ElementsTraversal {
-        self.traversal
+        self.walk.traversal
+    }
+
+    /// The traversal `run` takes for a call on one core.
+    pub(crate) fn traversal_alone(&self) -> ElementsTraversal {
+        self.walk_alone.traversal
     }
 
     /// `data.shape[axis]`: the range index values are checked against.
@@ -300,7 +327,7 @@ impl Kernel for ElementsKernel {
             .axis_size
             .saturating_mul(self.axis_stride)
             .saturating_mul(element_size);
-        let read = if self.traversal == ElementsTraversal::Rows {
+        let read = if self.walk.traversal == ElementsTraversal::Rows {
             element_size
                 .max(missed_share_cost(read_span))
                 .max(self.first_touch_cost(read_span, element_size))
@@ -316,7 +343,7 @@ impl Kernel for ElementsKernel {
                     .saturating_add(CURSOR_ROW_COST),
             );
         }
-        if self.traversal == ElementsTraversal::Rows {
+        if self.walk.traversal == ElementsTraversal::Rows {
             // Counted by elements: counted by rows, a call could never have more tasks than
             // rows, and a few long rows would not share out evenly (`rows::run_pieces`).
             return (self.rows.saturating_mul(self.row_len), per_element);
@@ -341,9 +368,16 @@ impl Kernel for ElementsKernel {
         // call past the 4 KiB of stack the README promises (4220 bytes measured).
         #[cfg(target_arch = "x86_64")]
         gather_speed::gathers_pay();
-        match self.traversal {
+        let walk = if par.shared() {
+            self.walk
+        } else {
+            self.walk_alone
+        };
+        match walk.traversal {
             ElementsTraversal::Rows => self.run_rows::<E, I>(data, indices, out, par),
-            ElementsTraversal::Tiled => self.run_tiled::<E, I>(data, indices, out, par),
+            ElementsTraversal::Tiled => {
+                self.run_tiled::<E, I>(data, indices, out, walk.tile_columns, par)
+            }
         }
     }
 }
@@ -554,12 +588,23 @@ mod tests {
                 traversal(&sixteen, &sixteen, 1, 4),
                 ElementsTraversal::Tiled
             );
-            // 48-byte columns of four 12.6 MB slabs: data past 16 MiB.
+            // 48-byte columns of four 12.6 MB slabs: data past 16 MiB, read a slab at a time
+            // in row order on one core.
             let wide = [4, 6, 262144];
             assert_eq!(traversal(&wide, &wide, 1, 8), ElementsTraversal::Tiled);
+            assert_eq!(
+                ElementsKernel::new(&wide, &wide, 1, 8).traversal_alone(),
+                ElementsTraversal::Rows
+            );
             let wide_long = [8, 2097152];
             assert_eq!(
                 traversal(&wide_long, &wide_long, 0, 8),
+                ElementsTraversal::Tiled
+            );
+            // A single slab past 16 MiB keeps tiles on one core too.
+            let past = [4, 1_000_000];
+            assert_eq!(
+                ElementsKernel::new(&past, &past, 0, 8).traversal_alone(),
                 ElementsTraversal::Tiled
             );
         });
@@ -570,7 +615,7 @@ mod tests {
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             let kernel = |data: &[usize], indices: &[usize], axis, element_size| {
                 let k = ElementsKernel::new(data, indices, axis, element_size);
-                (k.traversal(), k.tile_columns)
+                (k.traversal(), k.walk.tile_columns)
             };
             // 40 groups of 8 positions of f32 along axis 0 (1.28 MB slabs, few positions: no
             // tiles), 8 index positions: whole rows, a group at a time.

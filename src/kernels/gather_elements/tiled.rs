@@ -32,6 +32,7 @@ impl ElementsKernel {
         data: &[E],
         indices: &[I],
         out: &mut [MaybeUninit<E>],
+        tile_columns: usize,
         par: Parallel,
     ) -> Result<(), BadIndex> {
         // Cannot panic or divide by zero: the tiled traversal is chosen only with the axis a row
@@ -48,7 +49,7 @@ impl ElementsKernel {
         let groups = saturating_product(&counts[..axis_dim]).saturating_mul(inner_rows);
         let columns = self.row_len;
         let position_stride = inner_rows * columns;
-        let block = self.tile_columns;
+        let block = tile_columns;
         // Whole rows a group at a time (`block == columns`) split as finely as tile rows may be
         // narrow; tiles split no finer than a tile.
         let element = std::mem::size_of::<E>();
@@ -262,8 +263,10 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
 /// Whether rows across an axis of `axis_size` positions go in row order however large their
 /// group's slab (`slab_bytes`, elements of `element_size`): at most [`STREAMED_POSITIONS_MAX`]
 /// positions, and a slab column of at most [`STREAMED_COLUMN_MAX_BYTES`], or a slab of at most
-/// [`STREAMED_SLAB_MAX_BYTES`], or a column of at most [`STREAMED_WIDE_COLUMN_MAX_BYTES`] from
-/// data (`data_bytes`, every group's slab) the L3 keeps ([`stays_in_l3`]).
+/// [`STREAMED_SLAB_MAX_BYTES`], or a column of at most [`STREAMED_WIDE_COLUMN_MAX_BYTES`] where
+/// the L3 keeps ([`stays_in_l3`]) what the cores running the call read from at once
+/// (`read_at_once`: every group's slab in a call shared among cores, which may each take a group;
+/// one slab in a call on one core).
 ///
 /// Why row order: along a row, each element reads its column from one of the few positions' rows,
 /// so the row reads those rows in order, a few streams beside the index and output streams, which
@@ -292,13 +295,13 @@ pub(super) fn row_order_streams_positions(
     axis_size: usize,
     element_size: usize,
     slab_bytes: usize,
-    data_bytes: usize,
+    read_at_once: usize,
 ) -> bool {
     let column_bytes = axis_size.saturating_mul(element_size);
     axis_size <= STREAMED_POSITIONS_MAX
         && (column_bytes <= STREAMED_COLUMN_MAX_BYTES
             || slab_bytes <= STREAMED_SLAB_MAX_BYTES
-            || (column_bytes <= STREAMED_WIDE_COLUMN_MAX_BYTES && stays_in_l3(data_bytes)))
+            || (column_bytes <= STREAMED_WIDE_COLUMN_MAX_BYTES && stays_in_l3(read_at_once)))
 }
 
 /// Whether rows across an outer axis (`rows_after_axis` rows of the output, greater than 1, lie
@@ -375,8 +378,8 @@ const STREAMED_COLUMN_MAX_BYTES: usize = 16;
 /// share before: the slabs of 4-8 MiB took tiles.)
 const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 2;
 
-/// The widest slab column row order reads again per element from data of up to the L3's whole
-/// share ([`stays_in_l3`]): three quarters of a line. Below it, tiles lost to row order on every
+/// The widest slab column row order reads again per element from slabs that take up to the L3's
+/// whole share together ([`stays_in_l3`]): three quarters of a line. Below it, tiles lost to row order on every
 /// single slab measured past [`STREAMED_SLAB_MAX_BYTES`]: their block loop took 1.5-1.6 ns an
 /// element (int64 elements from 4 positions) where ONNX Runtime's loop, which reads each output
 /// row's slab again from the L3, took 1.2-1.3 ns. Measured on a Zen 4 (1 MiB L2; one build, the
@@ -390,11 +393,12 @@ const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 2;
 /// - wider columns, kept in tiles: f64 from 8 positions 0.87x / 0.86x (10 MB) but 1.09x / 0.83x
 ///   (15 MB), complex128 from 4 and 6 positions 1.05-1.13x / 1.01-1.29x; f32 from 8, 32 bytes,
 ///   0.97-1.04x / 0.93-0.98x, a tie the rule takes either way;
-/// - data past the L3's share, kept in tiles: a single slab, [4, 1000000] int64 0.78-0.89x /
-///   0.94-1.14x, [6, 2000000] f32 0.82x / 1.25x, [8, 2097152] f64 at 2 threads 1.58x; several
-///   groups' slabs of 12-16 MB across axis 1, which two threads read two at a time, [4, 6,
-///   262144] f64 0.58-0.63x / 0.96-1.15x, [3, 5, 400000] f64 0.73-0.84x / 1.04-1.17x, [4, 3,
-///   500000] f64 0.66-0.76x / 1.03-1.10x, [4, 12, 250000] f32 1.04x / 1.39x.
+/// - slabs past the L3's share, kept in tiles: [4, 1000000] int64 0.78-0.89x / 0.94-1.14x, [6,
+///   2000000] f32 0.82x / 1.25x, [8, 2097152] f64 at 2 threads 1.58x;
+/// - several groups' slabs of 12-16 MB across axis 1, in row order on one core, which reads them
+///   one at a time, in tiles on two, which read two at once: [4, 6, 262144] f64 0.58-0.63x /
+///   0.96-1.15x, [3, 5, 400000] f64 0.73-0.84x / 1.04-1.17x, [4, 3, 500000] f64 0.66-0.76x /
+///   1.03-1.10x, [2, 4, 400000] f64 0.73x / 0.81x; [4, 12, 250000] f32 1.04x / 1.39x.
 const STREAMED_WIDE_COLUMN_MAX_BYTES: usize = 3 * LINE / 4;
 
 /// Bytes the whole data must reach for tiles whose rows are narrow (under
@@ -500,8 +504,10 @@ mod tests {
         assert!(row_order_streams_positions(12, 4, 15 * MB, 15 * MB));
         assert!(row_order_streams_positions(3, 16, 12 * MB, 12 * MB));
         assert!(!row_order_streams_positions(6, 8, 16 << 20, (16 << 20) + 1));
-        // Several groups' slabs that together pass the share (two threads read two at once).
+        // Several groups' slabs that together pass the share, read at once (by several cores)
+        // or one at a time (by one).
         assert!(!row_order_streams_positions(6, 8, 12 * MB, 48 * MB));
+        assert!(row_order_streams_positions(6, 8, 12 * MB, 12 * MB));
         // A column past three quarters of a line, or more positions than streams.
         assert!(!row_order_streams_positions(7, 8, 12 * MB, 12 * MB));
         assert!(!row_order_streams_positions(4, 16, 12 * MB, 12 * MB));

@@ -379,10 +379,10 @@ const STREAMED_COLUMN_MAX_BYTES: usize = 16;
 const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 2;
 
 /// The widest slab column row order reads again per element from slabs that take up to the L3's
-/// whole share together ([`stays_in_l3`]): three quarters of a line. Below it, tiles lost to row order on every
-/// single slab measured past [`STREAMED_SLAB_MAX_BYTES`]: their block loop took 1.5-1.6 ns an
-/// element (int64 elements from 4 positions) where ONNX Runtime's loop, which reads each output
-/// row's slab again from the L3, took 1.2-1.3 ns. Measured on a Zen 4 (1 MiB L2; one build, the
+/// whole share together ([`stays_in_l3`]): three quarters of a line. Below it, tiles lost to row
+/// order on every single slab measured past [`STREAMED_SLAB_MAX_BYTES`]: their block loop took
+/// 1.5-1.6 ns an element (int64 elements from 4 positions) where ONNX Runtime's loop, which reads
+/// each output row's slab again from the L3, took 1.2-1.3 ns. Measured on a Zen 4 (1 MiB L2; one build, the
 /// rule toggled between alternating calls, each after ONNX Runtime's), time in row order against
 /// tiles, along axis 0 with as many index positions as positions, int64 values, 1 / 2 threads:
 /// - columns of 24-48 bytes from slabs of 10-15 MB: f64 from 3 positions 0.61-0.68x /

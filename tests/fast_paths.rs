@@ -246,6 +246,17 @@ fn tiled_gather_elements_on_one_core_reads_a_slab_at_a_time_in_row_order() {
     .unwrap();
     assert_eq!(plan.traversal_on_one_core(), ElementsTraversal::Rows);
     check_tiled(|x| x as f64, 2, 6, 2, 200_000);
+    // One group of 4 positions of f64, a 19.2 MB slab past the L3's share: on one core, row
+    // order all the same (as many index positions as positions).
+    let plan = GatherElements::new(
+        TensorDesc::new(DType::Double, &[1, 4, 600_000]),
+        TensorDesc::new(DType::Int64, &[1, 4, 600_000]),
+        1,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(plan.traversal_on_one_core(), ElementsTraversal::Rows);
+    check_tiled(|x| x as f64, 1, 4, 4, 600_000);
 }
 
 #[test]

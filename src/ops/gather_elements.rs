@@ -106,8 +106,8 @@ impl GatherElements {
 
     /// The traversal the kernel takes in a call that runs on one core (one thread, or a call too
     /// small to split). It differs from [`GatherElements::traversal`] only for rows across a few
-    /// positions from several groups' slabs that one core reads one at a time but several would
-    /// read at once.
+    /// positions whose slabs past the L3 one core reads one at a time in row order, where several
+    /// cores reading at once take tiles.
     pub fn traversal_on_one_core(&self) -> ElementsTraversal {
         self.op.kernel.traversal_alone()
     }

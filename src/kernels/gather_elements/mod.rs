@@ -81,7 +81,8 @@ pub(crate) struct ElementsKernel {
     walk: Walk,
     /// How `run` walks the rows of a call on one core: as `walk`, except that rows across a few
     /// positions stay in row order from a single slab the L3 keeps, not only from data it keeps
-    /// ([`tiled::row_order_streams_positions`]).
+    /// ([`tiled::row_order_streams_positions`]), and from the fewest positions whatever the slab
+    /// ([`tiled::one_core_streams_positions`]).
     walk_alone: Walk,
     /// Bytes of `data`: with the output's and the index values' (known only when the call runs),
     /// what the call moves through the cache ([`ElementsKernel::data_traffic`]).
@@ -189,9 +190,10 @@ impl ElementsKernel {
             .saturating_mul(element_size)
             <= tiled::TILE_MAX_BYTES;
         let data_bytes = saturating_product(data_shape).saturating_mul(element_size);
-        // `read_at_once`: the bytes of data the cores running the call read from at once, every
-        // group's slab when several cores may each take a group, one slab on one core.
-        let walk = |read_at_once: usize| {
+        // `alone`: whether the call runs on one core, which reads one slab at a time, where
+        // several cores may each take a group and read every group's slab at once.
+        let walk = |alone: bool| {
+            let read_at_once = if alone { slab_bytes } else { data_bytes };
             let (traversal, tile_columns) = if axis_row_dim.is_some()
                 && tile_fits
                 && tiled::slab_takes_tiles(slab_bytes)
@@ -204,6 +206,12 @@ impl ElementsKernel {
                     slab_bytes,
                     read_at_once,
                 )
+                && !(alone
+                    && tiled::one_core_streams_positions(
+                        axis_size,
+                        element_size,
+                        indices_shape[axis],
+                    ))
                 && tiled::tiles_reread_slab_lines(indices_shape[axis], axis_size, element_size)
             {
                 (ElementsTraversal::Tiled, tile_columns)
@@ -233,8 +241,8 @@ impl ElementsKernel {
             axis_stride,
             axis_row,
             axis_extent: indices_shape[axis],
-            walk: walk(data_bytes),
-            walk_alone: walk(slab_bytes),
+            walk: walk(false),
+            walk_alone: walk(true),
             data_bytes,
             out_bytes: saturating_product(indices_shape).saturating_mul(element_size),
         }
@@ -601,10 +609,18 @@ mod tests {
                 traversal(&wide_long, &wide_long, 0, 8),
                 ElementsTraversal::Tiled
             );
-            // A single slab past 16 MiB keeps tiles on one core too.
+            // A single slab past 16 MiB: tiles on one core too, but for the fewest positions,
+            // read by no more index positions.
             let past = [4, 1_000_000];
+            let alone = |indices: &[usize], element_size| {
+                ElementsKernel::new(&past, indices, 0, element_size).traversal_alone()
+            };
+            assert_eq!(traversal(&past, &past, 0, 8), ElementsTraversal::Tiled);
+            assert_eq!(alone(&past, 8), ElementsTraversal::Rows);
+            assert_eq!(alone(&[5, 1_000_000], 8), ElementsTraversal::Tiled);
+            let eight_past = [8, 4_000_000];
             assert_eq!(
-                ElementsKernel::new(&past, &past, 0, 8).traversal_alone(),
+                ElementsKernel::new(&eight_past, &eight_past, 0, 4).traversal_alone(),
                 ElementsTraversal::Tiled
             );
         });

@@ -304,6 +304,34 @@ pub(super) fn row_order_streams_positions(
             || (column_bytes <= STREAMED_WIDE_COLUMN_MAX_BYTES && stays_in_l3(read_at_once)))
 }
 
+/// Whether rows across an axis of `axis_size` positions, gathered by `index_positions` index
+/// positions, go in row order in a call on one core however large their slab: at most
+/// [`ONE_CORE_STREAMED_POSITIONS_MAX`] positions, columns of at most
+/// [`STREAMED_WIDE_COLUMN_MAX_BYTES`], and no more index positions than positions (row order
+/// reads the slab once per index position, from memory past the L3; tiles read it once).
+///
+/// Measured on a Zen 4 (1 MiB L2; one build, the rule toggled between alternating calls, each
+/// after ONNX Runtime's), time in row order against tiles at 1 thread, along axis 0 unless noted,
+/// slabs of 32-72 MB, int64 values unless noted: [4, 1000000] int64 0.73x, [6, 1000000] int64
+/// 0.96x, with 3 index positions 0.93x; [6, 2000000] f32 0.78x, [5, 3000000] f32 0.79x, [6,
+/// 3000000] f32 with 2 index positions and int32 values 0.85x; [3, 3000000] f64 0.93x, [5,
+/// 1500000] f64 0.95x; [2, 5, 3000000] f32 along axis 1 0.86x. More positions lost: [12,
+/// 1048576] f32 1.27x, [8, 2000000] f32 with 4 index positions 1.28x. (At 2 threads row order
+/// lost on slabs past the L3's share: [`STREAMED_WIDE_COLUMN_MAX_BYTES`].)
+pub(super) fn one_core_streams_positions(
+    axis_size: usize,
+    element_size: usize,
+    index_positions: usize,
+) -> bool {
+    axis_size <= ONE_CORE_STREAMED_POSITIONS_MAX
+        && axis_size.saturating_mul(element_size) <= STREAMED_WIDE_COLUMN_MAX_BYTES
+        && index_positions <= axis_size
+}
+
+/// The most positions whose rows a call on one core reads in row order from a slab of any size
+/// ([`one_core_streams_positions`]).
+const ONE_CORE_STREAMED_POSITIONS_MAX: usize = 6;
+
 /// Whether rows across an outer axis (`rows_after_axis` rows of the output, greater than 1, lie
 /// between two positions of one group) take whole rows a group at a time rather than row order,
 /// for groups whose slab is `slab_bytes` and rows `row_bytes` long: when the slabs row order reads
@@ -382,9 +410,10 @@ const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 2;
 /// whole share together ([`stays_in_l3`]): three quarters of a line. Below it, tiles lost to row
 /// order on every single slab measured past [`STREAMED_SLAB_MAX_BYTES`]: their block loop took
 /// 1.5-1.6 ns an element (int64 elements from 4 positions) where ONNX Runtime's loop, which reads
-/// each output row's slab again from the L3, took 1.2-1.3 ns. Measured on a Zen 4 (1 MiB L2; one build, the
-/// rule toggled between alternating calls, each after ONNX Runtime's), time in row order against
-/// tiles, along axis 0 with as many index positions as positions, int64 values, 1 / 2 threads:
+/// each output row's slab again from the L3, took 1.2-1.3 ns. Measured on a Zen 4 (1 MiB L2; one
+/// build, the rule toggled between alternating calls, each after ONNX Runtime's), time in row
+/// order against tiles, along axis 0 with as many index positions as positions, int64 values, 1
+/// / 2 threads:
 /// - columns of 24-48 bytes from slabs of 10-15 MB: f64 from 3 positions 0.61-0.68x /
 ///   0.50-0.61x, from 6 0.69-0.78x / 0.78-0.82x; f32 from 6 0.59-0.67x / 0.61-0.73x, from 12
 ///   0.88-0.97x / 0.88-0.90x; int64 from 4 (sweep seed 296's configuration 92 in effect, [4,
@@ -512,6 +541,18 @@ mod tests {
         assert!(!row_order_streams_positions(7, 8, 12 * MB, 12 * MB));
         assert!(!row_order_streams_positions(4, 16, 12 * MB, 12 * MB));
         assert!(!row_order_streams_positions(13, 1, 12 * MB, 12 * MB));
+    }
+
+    #[test]
+    fn one_core_streams_the_fewest_positions_from_any_slab() {
+        // 6 positions of 8 bytes, as many index positions or fewer.
+        assert!(one_core_streams_positions(6, 8, 6));
+        assert!(one_core_streams_positions(6, 8, 1));
+        assert!(one_core_streams_positions(3, 16, 3));
+        // More index positions than positions, more positions, or wider columns.
+        assert!(!one_core_streams_positions(6, 8, 7));
+        assert!(!one_core_streams_positions(7, 4, 7));
+        assert!(!one_core_streams_positions(4, 16, 4));
     }
 
     #[test]

@@ -264,8 +264,9 @@ fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
     // Packed: 16 rows 1 MiB apart share their cache sets (more than 12 positions: a slab of 8
     // rows, 8 MiB, goes in row order).
     check_tiled(|x| x as u32, 1, 16, 3, 1 << 18);
-    // In place: 6 rows 1.6 MB apart spread over the sets (146 tiles and a tail per group; a slab
-    // of 9.6 MB, past the 8 MiB up to which so few positions go in row order).
+    // In place: 6 rows 1.6 MB apart spread over the sets (146 tiles and a tail per group; slabs
+    // of 9.6 MB, 19.2 MB of data: past the 16 MiB up to which so few positions go in row order
+    // when cores share the call; on one core, row order).
     check_tiled(|x| x as u32, 2, 6, 2, 400_000);
     // Data that stays in the last-level cache goes in row order, whatever its slab: [631, 201]
     // f64 along axis 0 (a 1 MB slab) took 145 us in tiles and 79 in row order.

@@ -214,10 +214,32 @@ fn run_on_pool(tasks: usize, max: usize, engage: Engage, task: &(dyn Fn(Range<us
     pool::Pool::get().run(tasks, max, engage, task);
 }
 
+/// A host's parallel-for that runs every task in order on the calling thread.
+#[cfg(test)]
+unsafe extern "C" fn serial_host(
+    _: *mut std::ffi::c_void,
+    n: usize,
+    task: TaskFn,
+    ctx: *mut std::ffi::c_void,
+) {
+    for i in 0..n {
+        // SAFETY: the task and context come from gatherkit for this call.
+        unsafe { task(ctx, i) };
+    }
+}
+
+/// A budget whose host offers `concurrency` but runs every task on the calling thread: calls
+/// split, and are shared (`Parallel::shared`), as if that many cores took them.
+#[cfg(test)]
+pub(crate) fn serial_host_budget(concurrency: usize) -> ThreadBudget {
+    // SAFETY: `serial_host` runs every task once, on the calling thread, before returning.
+    let host = unsafe { ParallelFor::new(serial_host, std::ptr::null_mut(), concurrency) };
+    ThreadBudget::new(0, Some(host))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::c_void;
 
     const MIB: usize = 1 << 20;
 
@@ -239,18 +261,9 @@ mod tests {
         assert_eq!(split_at_two_threads((1, 64 * MIB)).0, 1);
     }
 
-    unsafe extern "C" fn inline_host(_: *mut c_void, n: usize, task: TaskFn, ctx: *mut c_void) {
-        for i in 0..n {
-            // SAFETY: the task and context come from gatherkit for this call.
-            unsafe { task(ctx, i) };
-        }
-    }
-
     #[test]
     fn a_hosts_pool_counts_as_awake() {
-        // SAFETY: `inline_host` runs every task once, on the calling thread, before returning.
-        let host = unsafe { ParallelFor::new(inline_host, std::ptr::null_mut(), 2) };
-        let budget = ThreadBudget::new(0, Some(host));
+        let budget = serial_host_budget(2);
         assert_eq!(budget.parallel(3 * 1024, 1024).tasks(), 16);
         assert_eq!(budget.parallel(2 * 1024 - 1, 1024).tasks(), 1);
     }

@@ -80,7 +80,8 @@ pub(crate) struct ElementsKernel {
     /// How `run` walks the rows of a call shared among cores, chosen once.
     walk: Walk,
     /// How `run` walks the rows of a call on one core: as `walk`, except that rows across a few
-    /// positions stay in row order from a single slab the L3 keeps, not only from data it keeps
+    /// positions leave tiles (for row order, or across an outer axis perhaps whole rows a group
+    /// at a time) from a single slab the L3 keeps, not only from data it keeps
     /// ([`tiled::row_order_streams_positions`]), and from the fewest positions whatever the slab
     /// ([`tiled::one_core_streams_positions`]).
     walk_alone: Walk,
@@ -169,8 +170,10 @@ impl ElementsKernel {
         // tiles are wide or the data is too large to stay in the last-level cache; otherwise, when
         // rows are narrower than a tile (the tiled order would be row order, one short row at a
         // time), when the axis has so few positions that row order reads them as a few streams
-        // (`tiled::row_order_streams_positions`), or when too few index positions read the slab
-        // for its lines to be read twice (`tiled::tiles_reread_slab_lines`), rows go in order.
+        // (`tiled::row_order_streams_positions`; on one core, by the single slab it reads at a
+        // time, and for the fewest positions from any slab: `tiled::one_core_streams_positions`),
+        // or when too few index positions read the slab for its lines to be read twice
+        // (`tiled::tiles_reread_slab_lines`), rows go in order.
         // Where row dimensions lie between the axis and the rows (an outer axis), row order
         // reads a group's slab again only after every other group's: such rows take tiles by
         // the same rule, else whole rows a group at a time (`tiled::groups_keep_slabs`).
@@ -265,6 +268,17 @@ impl ElementsKernel {
     /// The traversal `run` takes for a call on one core.
     pub(crate) fn traversal_alone(&self) -> ElementsTraversal {
         self.walk_alone.traversal
+    }
+
+    /// The walk of a call split as `par`: `walk` where several cores may share it, else
+    /// `walk_alone`. (The work estimate that decides the split counts with `walk`: the walks
+    /// differ only for calls of several MB, which a budget of more than one thread always shares.)
+    fn walk_for(&self, par: &Parallel) -> Walk {
+        if par.shared() {
+            self.walk
+        } else {
+            self.walk_alone
+        }
     }
 
     /// `data.shape[axis]`: the range index values are checked against.
@@ -376,11 +390,7 @@ impl Kernel for ElementsKernel {
         // call past the 4 KiB of stack the README promises (4220 bytes measured).
         #[cfg(target_arch = "x86_64")]
         gather_speed::gathers_pay();
-        let walk = if par.shared() {
-            self.walk
-        } else {
-            self.walk_alone
-        };
+        let walk = self.walk_for(&par);
         match walk.traversal {
             ElementsTraversal::Rows => self.run_rows::<E, I>(data, indices, out, par),
             ElementsTraversal::Tiled => {
@@ -623,6 +633,31 @@ mod tests {
                 ElementsKernel::new(&eight_past, &eight_past, 0, 4).traversal_alone(),
                 ElementsTraversal::Tiled
             );
+        });
+    }
+
+    #[test]
+    fn a_call_on_one_core_takes_the_walk_for_one_core() {
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            // Four 12.6 MB slabs of f64 across axis 1: tiles shared, row order on one core.
+            let wide = [4, 6, 262144];
+            let kernel = ElementsKernel::new(&wide, &wide, 1, 8);
+            assert_ne!(kernel.walk, kernel.walk_alone);
+            let (units, bytes) = kernel.work(8, 8);
+            let one = crate::threads::ThreadBudget::new(1, None).parallel(units, bytes);
+            let shared = crate::threads::serial_host_budget(4).parallel(units, bytes);
+            assert!(!one.shared() && shared.shared());
+            assert_eq!(kernel.walk_for(&one), kernel.walk_alone);
+            assert_eq!(kernel.walk_for(&shared), kernel.walk);
+            // Across an outer axis of 6 f64 positions (a 19.2 MB slab, past 16 MiB), rows of
+            // 399999 columns: tiles shared; on one core, whole rows a group at a time.
+            let outer = ElementsKernel::new(&[6, 2, 400_000], &[6, 2, 399_999], 0, 8);
+            assert_eq!(
+                (outer.walk.traversal, outer.walk_alone.traversal),
+                (ElementsTraversal::Tiled, ElementsTraversal::Tiled)
+            );
+            assert!(outer.walk.tile_columns < 399_999);
+            assert_eq!(outer.walk_alone.tile_columns, 399_999);
         });
     }
 

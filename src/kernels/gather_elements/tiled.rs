@@ -274,7 +274,9 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
 /// indices apart, and each row of a tile starts them anew from L2; with few positions the slab's
 /// reuse does not make up for it. Its price: each output row reads its group's slab again, a
 /// column (`axis_size * element_size`) per element, from the L3 while the slab stays there beside
-/// the index and output streams, else from memory, where only narrow columns stay cheap.
+/// the index and output streams, else from memory, where only narrow columns stay cheap when
+/// several cores share the call (one core gains from a few positions even there:
+/// [`one_core_streams_positions`]).
 ///
 /// Measured on a Zen 4 (1 MiB L2; one build, the rule toggled between alternating calls), time
 /// in row order against tiles, 1 / 2 threads:
@@ -290,7 +292,8 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
 /// - kept in tiles: 16 positions ([8, 16, 65536] f32) 0.97-1.09x; 12 positions of f32 from a 48
 ///   MiB slab 1.45x; wide columns from slabs beyond 8 MiB: [4, 6, 262144] f64 (12 MiB) 0.94x /
 ///   1.70x, [2, 5, 3000000] f32 0.87x / 1.25x, [8, 4194304] f32 along axis 0 0.93x / 1.22x,
-///   [8, 2097152] f64 1.90x.
+///   [8, 2097152] f64 1.90x. (Measured again later: the first two now take row order on one
+///   core, [`STREAMED_WIDE_COLUMN_MAX_BYTES`] and [`one_core_streams_positions`].)
 pub(super) fn row_order_streams_positions(
     axis_size: usize,
     element_size: usize,
@@ -416,14 +419,17 @@ const STREAMED_SLAB_MAX_BYTES: usize = L3_RESIDENT_BYTES / 2;
 /// / 2 threads:
 /// - columns of 24-48 bytes from slabs of 10-15 MB: f64 from 3 positions 0.61-0.68x /
 ///   0.50-0.61x, from 6 0.69-0.78x / 0.78-0.82x; f32 from 6 0.59-0.67x / 0.61-0.73x, from 12
-///   0.88-0.97x / 0.88-0.90x; int64 from 4 (sweep seed 296's configuration 92 in effect, [4,
-///   477360], 0.79-0.87x ONNX Runtime's speed in tiles) 0.76x / 0.77x, with int32 values
-///   0.73x / 0.89x; complex128 from 2 and 3 positions (8-16 MB) 0.76-0.80x / 0.63-0.81x;
+///   0.88-0.97x / 0.88-0.90x; int64 from 4, [4, 477360] (0.79-0.87x ONNX Runtime's speed in
+///   tiles), 0.76x / 0.77x, with int32 values (sweep seed 296's configuration 92 in effect,
+///   0.94-1.01x in tiles) 0.73x / 0.89x; complex128 from 2 and 3 positions (8-16 MB) 0.76-0.80x
+///   / 0.63-0.81x;
+/// - f32 from 8 positions, 32-byte columns, 0.97-1.04x / 0.93-0.98x: a tie, which the rule sends
+///   to row order;
 /// - wider columns, kept in tiles: f64 from 8 positions 0.87x / 0.86x (10 MB) but 1.09x / 0.83x
-///   (15 MB), complex128 from 4 and 6 positions 1.05-1.13x / 1.01-1.29x; f32 from 8, 32 bytes,
-///   0.97-1.04x / 0.93-0.98x, a tie the rule takes either way;
-/// - slabs past the L3's share, kept in tiles: [4, 1000000] int64 0.78-0.89x / 0.94-1.14x, [6,
-///   2000000] f32 0.82x / 1.25x, [8, 2097152] f64 at 2 threads 1.58x;
+///   (15 MB), complex128 from 4 and 6 positions 1.05-1.13x / 1.01-1.29x;
+/// - slabs past the L3's share, kept in tiles where cores share the call (one core takes row
+///   order from the fewest positions: [`one_core_streams_positions`]): [4, 1000000] int64
+///   0.78-0.89x / 0.94-1.14x, [6, 2000000] f32 0.82x / 1.25x, [8, 2097152] f64 at 2 threads 1.58x;
 /// - several groups' slabs of 12-16 MB across axis 1, in row order on one core, which reads them
 ///   one at a time, in tiles on two, which read two at once: [4, 6, 262144] f64 0.58-0.63x /
 ///   0.96-1.15x, [3, 5, 400000] f64 0.73-0.84x / 1.04-1.17x, [4, 3, 500000] f64 0.66-0.76x /

@@ -234,29 +234,26 @@ fn tiled_gather_elements_from_slabs_past_l2() {
 
 #[test]
 fn tiled_gather_elements_on_one_core_reads_a_slab_at_a_time_in_row_order() {
-    // Two groups of 6 f64 positions (48-byte columns, 9.6 MB slabs, 19.2 MB of data): shared
-    // among cores, which may each read a group's slab, tiles; on one core, row order. Checked
-    // for every executor by `check_tiled`, whose 1-thread call takes row order.
-    let plan = GatherElements::new(
-        TensorDesc::new(DType::Double, &[2, 6, 200_000]),
-        TensorDesc::new(DType::Int64, &[2, 2, 200_000]),
-        1,
-        &Options::default(),
-    )
-    .unwrap();
-    assert_eq!(plan.traversal_on_one_core(), ElementsTraversal::Rows);
-    check_tiled(|x| x as f64, 2, 6, 2, 200_000);
-    // One group of 4 positions of f64, a 19.2 MB slab past the L3's share: on one core, row
-    // order all the same (as many index positions as positions).
-    let plan = GatherElements::new(
-        TensorDesc::new(DType::Double, &[1, 4, 600_000]),
-        TensorDesc::new(DType::Int64, &[1, 4, 600_000]),
-        1,
-        &Options::default(),
-    )
-    .unwrap();
-    assert_eq!(plan.traversal_on_one_core(), ElementsTraversal::Rows);
-    check_tiled(|x| x as f64, 1, 4, 4, 600_000);
+    // f64 data [groups, axis_size, columns] along axis 1: tiles where cores share the call, row
+    // order on one core, checked for every executor by `check_tiled` (whose 1-thread call takes
+    // row order).
+    let check = |groups: usize, axis_size: usize, positions: usize, columns: usize| {
+        let plan = GatherElements::new(
+            TensorDesc::new(DType::Double, &[groups, axis_size, columns]),
+            TensorDesc::new(DType::Int64, &[groups, positions, columns]),
+            1,
+            &Options::default(),
+        )
+        .unwrap();
+        assert_eq!(plan.traversal_on_one_core(), ElementsTraversal::Rows);
+        check_tiled(|x| x as f64, groups, axis_size, positions, columns);
+    };
+    // Two groups of 6 positions (48-byte columns, 9.6 MB slabs, 19.2 MB of data): cores that
+    // share the call may each read a group's slab.
+    check(2, 6, 2, 200_000);
+    // One group of 4 positions, a 19.2 MB slab past the L3's share: on one core, row order all
+    // the same (as many index positions as positions).
+    check(1, 4, 4, 600_000);
 }
 
 #[test]

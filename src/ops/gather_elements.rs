@@ -110,7 +110,7 @@ impl GatherElements {
     /// in row order, where several cores reading at once take tiles. (Across an outer axis, one
     /// core may instead take whole rows a group at a time, also [`ElementsTraversal::Tiled`].)
     pub fn traversal_on_one_core(&self) -> ElementsTraversal {
-        self.op.kernel.traversal_alone()
+        self.op.kernel.traversal_on_one_core()
     }
 }
 

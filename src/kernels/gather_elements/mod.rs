@@ -266,7 +266,7 @@ impl ElementsKernel {
     }
 
     /// The traversal `run` takes for a call on one core.
-    pub(crate) fn traversal_alone(&self) -> ElementsTraversal {
+    pub(crate) fn traversal_on_one_core(&self) -> ElementsTraversal {
         self.walk_alone.traversal
     }
 
@@ -611,7 +611,7 @@ mod tests {
             let wide = [4, 6, 262144];
             assert_eq!(traversal(&wide, &wide, 1, 8), ElementsTraversal::Tiled);
             assert_eq!(
-                ElementsKernel::new(&wide, &wide, 1, 8).traversal_alone(),
+                ElementsKernel::new(&wide, &wide, 1, 8).traversal_on_one_core(),
                 ElementsTraversal::Rows
             );
             let wide_long = [8, 2097152];
@@ -623,14 +623,14 @@ mod tests {
             // read by no more index positions.
             let past = [4, 1_000_000];
             let alone = |indices: &[usize], element_size| {
-                ElementsKernel::new(&past, indices, 0, element_size).traversal_alone()
+                ElementsKernel::new(&past, indices, 0, element_size).traversal_on_one_core()
             };
             assert_eq!(traversal(&past, &past, 0, 8), ElementsTraversal::Tiled);
             assert_eq!(alone(&past, 8), ElementsTraversal::Rows);
             assert_eq!(alone(&[5, 1_000_000], 8), ElementsTraversal::Tiled);
             let eight_past = [8, 4_000_000];
             assert_eq!(
-                ElementsKernel::new(&eight_past, &eight_past, 0, 4).traversal_alone(),
+                ElementsKernel::new(&eight_past, &eight_past, 0, 4).traversal_on_one_core(),
                 ElementsTraversal::Tiled
             );
         });

@@ -119,8 +119,9 @@ fn gds_not_affected() -> bool {
 /// Whether this CPU is one of Intel's: what the index hints (`prefetch::index_hints_pay`), the
 /// slice hints (`prefetch::SliceHintCores`), the close calls of the gathers' race
 /// (GatherElements' `gather_speed`), the gathers across few positions at any span
-/// (`gathers::GATHER_ACROSS_POSITIONS_MAX`) and the selection of positions read once
-/// (`select::STREAMED_MAX_POSITIONS`) follow, each for measured reasons of its own. One CPUID
+/// (`gathers::GATHER_ACROSS_POSITIONS_MAX`), the selection of positions read once
+/// (`select::STREAMED_MAX_POSITIONS`) and the longest slice the vector copy moves
+/// (`copy::INTEL_VECTOR_COPY_MAX_BYTES`) follow, each for measured reasons of its own. One CPUID
 /// instruction on the first call, a load after.
 #[inline]
 pub(crate) fn intel_core() -> bool {

@@ -120,17 +120,37 @@ fn gds_not_affected() -> bool {
 /// slice hints (`prefetch::SliceHintCores`), the close calls of the gathers' race
 /// (GatherElements' `gather_speed`), the gathers across few positions at any span
 /// (`gathers::GATHER_ACROSS_POSITIONS_MAX`), the selection of positions read once
-/// (`select::STREAMED_MAX_POSITIONS`) and the longest slice the vector copy moves
-/// (`copy::INTEL_VECTOR_COPY_MAX_BYTES`) follow, each for measured reasons of its own. One CPUID
-/// instruction on the first call, a load after.
+/// (`select::STREAMED_MAX_POSITIONS`), the longest slice the vector copy moves
+/// (`copy::INTEL_VECTOR_COPY_MAX_BYTES`) and whether GatherElements across few positions leaves
+/// tiles (`tiled::few_positions_go_in_row_order`) follow, each for measured reasons of its own.
+/// One CPUID instruction on the first call, a load after.
 #[inline]
 pub(crate) fn intel_core() -> bool {
+    #[cfg(test)]
+    if let Some(intel) = INTEL_FOR_TESTS.with(std::cell::Cell::get) {
+        return intel;
+    }
     // 0: not read yet; 1: no; 2: yes.
     static INTEL: AtomicU8 = AtomicU8::new(0);
     match INTEL.load(Ordering::Relaxed) {
         0 => read_intel_core(&INTEL),
         known => known == 2,
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    static INTEL_FOR_TESTS: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with [`intel_core`] answering `intel` on this thread: for tests that pin a rule as
+/// measured on one maker's cores, whatever CPU runs them.
+#[cfg(test)]
+pub(crate) fn with_intel_core<R>(intel: bool, f: impl FnOnce() -> R) -> R {
+    let before = INTEL_FOR_TESTS.with(|maker| maker.replace(Some(intel)));
+    let result = f();
+    INTEL_FOR_TESTS.with(|maker| maker.set(before));
+    result
 }
 
 /// The first call's half of [`intel_core`]: one CPUID instruction, kept in `intel`.

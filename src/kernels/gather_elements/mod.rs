@@ -170,9 +170,9 @@ impl ElementsKernel {
         // tiles are wide or the data is too large to stay in the last-level cache; otherwise, when
         // rows are narrower than a tile (the tiled order would be row order, one short row at a
         // time), when the axis has so few positions that row order reads them as a few streams
-        // (`tiled::row_order_streams_positions`; on one core, by the single slab it reads at a
-        // time, and for the fewest positions from any slab: `tiled::one_core_streams_positions`),
-        // or when too few index positions read the slab for its lines to be read twice
+        // (`tiled::few_positions_go_in_row_order`: not on Intel's cores; on one core, by the
+        // single slab it reads at a time, and for the fewest positions from any slab), or when
+        // too few index positions read the slab for its lines to be read twice
         // (`tiled::tiles_reread_slab_lines`), rows go in order.
         // Where row dimensions lie between the axis and the rows (an outer axis), row order
         // reads a group's slab again only after every other group's: such rows take tiles by
@@ -195,6 +195,7 @@ impl ElementsKernel {
         let data_bytes = saturating_product(data_shape).saturating_mul(element_size);
         // `alone`: whether the call runs on one core, which reads one slab at a time, where
         // several cores may each take a group and read every group's slab at once.
+        let intel = crate::kernels::isa::intel_core();
         let walk = |alone: bool| {
             let read_at_once = if alone { slab_bytes } else { data_bytes };
             let (traversal, tile_columns) = if axis_row_dim.is_some()
@@ -203,18 +204,17 @@ impl ElementsKernel {
                 && (data_bytes >= tiled::TILED_MIN_DATA_BYTES
                     || tile_columns.saturating_mul(element_size) >= tiled::TILE_WIDE_ROW_BYTES)
                 && tile_columns < row_len
-                && !tiled::row_order_streams_positions(
-                    axis_size,
-                    element_size,
-                    slab_bytes,
-                    read_at_once,
-                )
-                && !(alone
-                    && tiled::one_core_streams_positions(
+                && !tiled::few_positions_go_in_row_order(
+                    tiled::FewPositions {
                         axis_size,
                         element_size,
-                        indices_shape[axis],
-                    ))
+                        slab_bytes,
+                        read_at_once,
+                        index_positions: indices_shape[axis],
+                    },
+                    alone,
+                    intel,
+                )
                 && tiled::tiles_reread_slab_lines(indices_shape[axis], axis_size, element_size)
             {
                 (ElementsTraversal::Tiled, tile_columns)
@@ -555,170 +555,216 @@ mod tests {
 
     #[test]
     fn rows_across_few_positions_go_in_order_where_their_slab_reads_stay_cheap() {
-        crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            let traversal = |data: &[usize], indices: &[usize], axis, element_size| {
-                ElementsKernel::new(data, indices, axis, element_size).traversal()
-            };
-            // Sweep seed 204's configuration 48: 2 positions of int32, 8 MiB slabs.
-            assert_eq!(
-                traversal(&[3, 2, 1065057], &[3, 5, 918363], 1, 4),
-                ElementsTraversal::Rows
-            );
-            // 8 positions of f32 from 4 MiB slabs; of f64 from 4 MiB.
-            let eight = [8, 8, 131072];
-            assert_eq!(traversal(&eight, &eight, 1, 4), ElementsTraversal::Rows);
-            assert_eq!(
-                traversal(&[2, 8, 65536], &[2, 8, 65536], 1, 8),
-                ElementsTraversal::Rows
-            );
-            // Narrow columns from a 128 MiB slab.
-            let long = [4, 8388608];
-            assert_eq!(traversal(&long, &long, 0, 4), ElementsTraversal::Rows);
-            // Up to 12 positions: 10 of f32 from 2 MB slabs.
-            let ten = [16, 10, 50000];
-            assert_eq!(traversal(&ten, &ten, 1, 4), ElementsTraversal::Rows);
-            // Columns wider than 16 bytes from slabs of at most 8 MiB: sweep seed 281's
-            // configuration 27 (5 positions of uint64, 5.3 MB), and 12 positions of f64 (7.7 MB).
-            assert_eq!(
-                traversal(&[5, 138882], &[6, 138882], 0, 8),
-                ElementsTraversal::Rows
-            );
-            let twelve_within = [12, 80000];
-            assert_eq!(
-                traversal(&twelve_within, &twelve_within, 0, 8),
-                ElementsTraversal::Rows
-            );
-            // Columns of up to 48 bytes from data of up to 16 MiB, slabs past 8 MiB: 4 positions
-            // of int64 (sweep seed 296's configuration 92 in effect, 15.3 MB).
-            let four = [4, 477360];
-            assert_eq!(traversal(&four, &four, 0, 8), ElementsTraversal::Rows);
-            // Tiles: 16 positions; 12 positions of f64 (96-byte columns) from 9.6 MB, and of f32
-            // (48 bytes) from 48 MiB.
-            let twelve_past = [12, 100000];
-            assert_eq!(
-                traversal(&twelve_past, &twelve_past, 0, 8),
-                ElementsTraversal::Tiled
-            );
-            let twelve = [12, 1048576];
-            assert_eq!(traversal(&twelve, &twelve, 0, 4), ElementsTraversal::Tiled);
-            let sixteen = [8, 16, 65536];
-            assert_eq!(
-                traversal(&sixteen, &sixteen, 1, 4),
-                ElementsTraversal::Tiled
-            );
-            // 48-byte columns of four 12.6 MB slabs: data past 16 MiB, read a slab at a time
-            // in row order on one core.
-            let wide = [4, 6, 262144];
-            assert_eq!(traversal(&wide, &wide, 1, 8), ElementsTraversal::Tiled);
-            assert_eq!(
-                ElementsKernel::new(&wide, &wide, 1, 8).traversal_on_one_core(),
-                ElementsTraversal::Rows
-            );
-            let wide_long = [8, 2097152];
-            assert_eq!(
-                traversal(&wide_long, &wide_long, 0, 8),
-                ElementsTraversal::Tiled
-            );
-            // A single slab past 16 MiB: tiles on one core too, but for the fewest positions,
-            // read by no more index positions.
-            let past = [4, 1_000_000];
-            let alone = |indices: &[usize], element_size| {
-                ElementsKernel::new(&past, indices, 0, element_size).traversal_on_one_core()
-            };
-            assert_eq!(traversal(&past, &past, 0, 8), ElementsTraversal::Tiled);
-            assert_eq!(alone(&past, 8), ElementsTraversal::Rows);
-            assert_eq!(alone(&[5, 1_000_000], 8), ElementsTraversal::Tiled);
-            let eight_past = [8, 4_000_000];
-            assert_eq!(
-                ElementsKernel::new(&eight_past, &eight_past, 0, 4).traversal_on_one_core(),
-                ElementsTraversal::Tiled
-            );
+        // As measured on a Zen 4 (Intel's cores: see the test after).
+        crate::kernels::isa::with_intel_core(false, || {
+            crate::kernels::cache::with_l2_bytes(1 << 20, || {
+                let traversal = |data: &[usize], indices: &[usize], axis, element_size| {
+                    ElementsKernel::new(data, indices, axis, element_size).traversal()
+                };
+                // Sweep seed 204's configuration 48: 2 positions of int32, 8 MiB slabs.
+                assert_eq!(
+                    traversal(&[3, 2, 1065057], &[3, 5, 918363], 1, 4),
+                    ElementsTraversal::Rows
+                );
+                // 8 positions of f32 from 4 MiB slabs; of f64 from 4 MiB.
+                let eight = [8, 8, 131072];
+                assert_eq!(traversal(&eight, &eight, 1, 4), ElementsTraversal::Rows);
+                assert_eq!(
+                    traversal(&[2, 8, 65536], &[2, 8, 65536], 1, 8),
+                    ElementsTraversal::Rows
+                );
+                // Narrow columns from a 128 MiB slab.
+                let long = [4, 8388608];
+                assert_eq!(traversal(&long, &long, 0, 4), ElementsTraversal::Rows);
+                // Up to 12 positions: 10 of f32 from 2 MB slabs.
+                let ten = [16, 10, 50000];
+                assert_eq!(traversal(&ten, &ten, 1, 4), ElementsTraversal::Rows);
+                // Columns wider than 16 bytes from slabs of at most 8 MiB: sweep seed 281's
+                // configuration 27 (5 positions of uint64, 5.3 MB), and 12 positions of f64 (7.7 MB).
+                assert_eq!(
+                    traversal(&[5, 138882], &[6, 138882], 0, 8),
+                    ElementsTraversal::Rows
+                );
+                let twelve_within = [12, 80000];
+                assert_eq!(
+                    traversal(&twelve_within, &twelve_within, 0, 8),
+                    ElementsTraversal::Rows
+                );
+                // Columns of up to 48 bytes from data of up to 16 MiB, slabs past 8 MiB: 4 positions
+                // of int64 (sweep seed 296's configuration 92 in effect, 15.3 MB).
+                let four = [4, 477360];
+                assert_eq!(traversal(&four, &four, 0, 8), ElementsTraversal::Rows);
+                // Tiles: 16 positions; 12 positions of f64 (96-byte columns) from 9.6 MB, and of f32
+                // (48 bytes) from 48 MiB.
+                let twelve_past = [12, 100000];
+                assert_eq!(
+                    traversal(&twelve_past, &twelve_past, 0, 8),
+                    ElementsTraversal::Tiled
+                );
+                let twelve = [12, 1048576];
+                assert_eq!(traversal(&twelve, &twelve, 0, 4), ElementsTraversal::Tiled);
+                let sixteen = [8, 16, 65536];
+                assert_eq!(
+                    traversal(&sixteen, &sixteen, 1, 4),
+                    ElementsTraversal::Tiled
+                );
+                // 48-byte columns of four 12.6 MB slabs: data past 16 MiB, read a slab at a time
+                // in row order on one core.
+                let wide = [4, 6, 262144];
+                assert_eq!(traversal(&wide, &wide, 1, 8), ElementsTraversal::Tiled);
+                assert_eq!(
+                    ElementsKernel::new(&wide, &wide, 1, 8).traversal_on_one_core(),
+                    ElementsTraversal::Rows
+                );
+                let wide_long = [8, 2097152];
+                assert_eq!(
+                    traversal(&wide_long, &wide_long, 0, 8),
+                    ElementsTraversal::Tiled
+                );
+                // A single slab past 16 MiB: tiles on one core too, but for the fewest positions,
+                // read by no more index positions.
+                let past = [4, 1_000_000];
+                let alone = |indices: &[usize], element_size| {
+                    ElementsKernel::new(&past, indices, 0, element_size).traversal_on_one_core()
+                };
+                assert_eq!(traversal(&past, &past, 0, 8), ElementsTraversal::Tiled);
+                assert_eq!(alone(&past, 8), ElementsTraversal::Rows);
+                assert_eq!(alone(&[5, 1_000_000], 8), ElementsTraversal::Tiled);
+                let eight_past = [8, 4_000_000];
+                assert_eq!(
+                    ElementsKernel::new(&eight_past, &eight_past, 0, 4).traversal_on_one_core(),
+                    ElementsTraversal::Tiled
+                );
+            });
         });
     }
 
     #[test]
     fn a_call_on_one_core_takes_the_walk_for_one_core() {
-        crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            // Four 12.6 MB slabs of f64 across axis 1: tiles shared, row order on one core.
-            let wide = [4, 6, 262144];
-            let kernel = ElementsKernel::new(&wide, &wide, 1, 8);
-            assert_ne!(kernel.walk, kernel.walk_alone);
-            let (units, bytes) = kernel.work(8, 8);
-            let one = crate::threads::ThreadBudget::new(1, None).parallel(units, bytes);
-            let shared = crate::threads::serial_host_budget(4).parallel(units, bytes);
-            assert!(!one.shared() && shared.shared());
-            assert_eq!(kernel.walk_for(&one), kernel.walk_alone);
-            assert_eq!(kernel.walk_for(&shared), kernel.walk);
-            // Across an outer axis of 6 f64 positions (a 19.2 MB slab, past 16 MiB), rows of
-            // 399999 columns: tiles shared; on one core, whole rows a group at a time.
-            let outer = ElementsKernel::new(&[6, 2, 400_000], &[6, 2, 399_999], 0, 8);
-            assert_eq!(
-                (outer.walk.traversal, outer.walk_alone.traversal),
-                (ElementsTraversal::Tiled, ElementsTraversal::Tiled)
-            );
-            assert!(outer.walk.tile_columns < 399_999);
-            assert_eq!(outer.walk_alone.tile_columns, 399_999);
+        // As measured on a Zen 4 (Intel's cores: see the test after).
+        crate::kernels::isa::with_intel_core(false, || {
+            crate::kernels::cache::with_l2_bytes(1 << 20, || {
+                // Four 12.6 MB slabs of f64 across axis 1: tiles shared, row order on one core.
+                let wide = [4, 6, 262144];
+                let kernel = ElementsKernel::new(&wide, &wide, 1, 8);
+                assert_ne!(kernel.walk, kernel.walk_alone);
+                let (units, bytes) = kernel.work(8, 8);
+                let one = crate::threads::ThreadBudget::new(1, None).parallel(units, bytes);
+                let shared = crate::threads::serial_host_budget(4).parallel(units, bytes);
+                assert!(!one.shared() && shared.shared());
+                assert_eq!(kernel.walk_for(&one), kernel.walk_alone);
+                assert_eq!(kernel.walk_for(&shared), kernel.walk);
+                // Across an outer axis of 6 f64 positions (a 19.2 MB slab, past 16 MiB), rows of
+                // 399999 columns: tiles shared; on one core, whole rows a group at a time.
+                let outer = ElementsKernel::new(&[6, 2, 400_000], &[6, 2, 399_999], 0, 8);
+                assert_eq!(
+                    (outer.walk.traversal, outer.walk_alone.traversal),
+                    (ElementsTraversal::Tiled, ElementsTraversal::Tiled)
+                );
+                assert!(outer.walk.tile_columns < 399_999);
+                assert_eq!(outer.walk_alone.tile_columns, 399_999);
+            });
         });
     }
 
     #[test]
     fn rows_across_an_outer_axis_go_a_group_at_a_time_where_row_order_rereads_slabs_past_l2() {
-        crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            let kernel = |data: &[usize], indices: &[usize], axis, element_size| {
-                let k = ElementsKernel::new(data, indices, axis, element_size);
-                (k.traversal(), k.walk.tile_columns)
-            };
-            // 40 groups of 8 positions of f32 along axis 0 (1.28 MB slabs, few positions: no
-            // tiles), 8 index positions: whole rows, a group at a time.
-            assert_eq!(
-                kernel(&[8, 40, 80000], &[8, 40, 40000], 0, 4),
-                (ElementsTraversal::Tiled, 40000)
-            );
-            // Sweep seed 260's configuration 65: bool [9, 180, 65710] in effect, 24 index
-            // positions.
-            assert_eq!(
-                kernel(&[9, 9, 4, 5, 65710], &[24, 9, 4, 5, 32855], 0, 1),
-                (ElementsTraversal::Tiled, 32855)
-            );
-            // Four dimensions, the axis second: 16 rows after it.
-            assert_eq!(
-                kernel(&[3, 7, 16, 9000], &[3, 9, 16, 8999], 1, 4).0,
-                ElementsTraversal::Tiled
-            );
-            // (Indices that cover whole rows of data merge the dimensions after the axis into
-            // the rows: the axis is then the innermost row dimension. The shapes below keep them
-            // apart with one column fewer.) Groups whose slabs together stay in the L2 (8 of 16
-            // KiB): row order.
-            assert_eq!(
-                kernel(&[8, 8, 512], &[8, 8, 511], 0, 4).0,
-                ElementsTraversal::Rows
-            );
-            let just_past = (1 << 20) / (8 * 512 * 4) + 1;
-            assert_eq!(
-                kernel(&[8, just_past, 512], &[8, just_past, 511], 0, 4),
-                (ElementsTraversal::Tiled, 511)
-            );
-            // Rows shorter than a tile row may be: row order.
-            assert_eq!(
-                kernel(&[8, 4000, 256], &[8, 4000, 255], 0, 1).0,
-                ElementsTraversal::Rows
-            );
-            assert_eq!(
-                kernel(&[8, 4000, 257], &[8, 4000, 256], 0, 1).0,
-                ElementsTraversal::Tiled
-            );
-            // Indices covering whole rows: the axis is innermost, and its rules decide (tiles of
-            // a 102 MB slab).
-            assert_eq!(
-                kernel(&[8, 40, 80000], &[8, 40, 80000], 0, 4),
-                (ElementsTraversal::Tiled, 2048)
-            );
-            // Slabs that take tiles take them across an outer axis too: 64 positions of 16384
-            // f32 (4 MiB slabs), 256-column tiles.
-            assert_eq!(
-                kernel(&[64, 3, 16384], &[64, 3, 16383], 0, 4),
-                (ElementsTraversal::Tiled, 256)
-            );
+        // As measured on a Zen 4 (Intel's cores: see the test after).
+        crate::kernels::isa::with_intel_core(false, || {
+            crate::kernels::cache::with_l2_bytes(1 << 20, || {
+                let kernel = |data: &[usize], indices: &[usize], axis, element_size| {
+                    let k = ElementsKernel::new(data, indices, axis, element_size);
+                    (k.traversal(), k.walk.tile_columns)
+                };
+                // 40 groups of 8 positions of f32 along axis 0 (1.28 MB slabs, few positions: no
+                // tiles), 8 index positions: whole rows, a group at a time.
+                assert_eq!(
+                    kernel(&[8, 40, 80000], &[8, 40, 40000], 0, 4),
+                    (ElementsTraversal::Tiled, 40000)
+                );
+                // Sweep seed 260's configuration 65: bool [9, 180, 65710] in effect, 24 index
+                // positions.
+                assert_eq!(
+                    kernel(&[9, 9, 4, 5, 65710], &[24, 9, 4, 5, 32855], 0, 1),
+                    (ElementsTraversal::Tiled, 32855)
+                );
+                // Four dimensions, the axis second: 16 rows after it.
+                assert_eq!(
+                    kernel(&[3, 7, 16, 9000], &[3, 9, 16, 8999], 1, 4).0,
+                    ElementsTraversal::Tiled
+                );
+                // (Indices that cover whole rows of data merge the dimensions after the axis into
+                // the rows: the axis is then the innermost row dimension. The shapes below keep them
+                // apart with one column fewer.) Groups whose slabs together stay in the L2 (8 of 16
+                // KiB): row order.
+                assert_eq!(
+                    kernel(&[8, 8, 512], &[8, 8, 511], 0, 4).0,
+                    ElementsTraversal::Rows
+                );
+                let just_past = (1 << 20) / (8 * 512 * 4) + 1;
+                assert_eq!(
+                    kernel(&[8, just_past, 512], &[8, just_past, 511], 0, 4),
+                    (ElementsTraversal::Tiled, 511)
+                );
+                // Rows shorter than a tile row may be: row order.
+                assert_eq!(
+                    kernel(&[8, 4000, 256], &[8, 4000, 255], 0, 1).0,
+                    ElementsTraversal::Rows
+                );
+                assert_eq!(
+                    kernel(&[8, 4000, 257], &[8, 4000, 256], 0, 1).0,
+                    ElementsTraversal::Tiled
+                );
+                // Indices covering whole rows: the axis is innermost, and its rules decide (tiles of
+                // a 102 MB slab).
+                assert_eq!(
+                    kernel(&[8, 40, 80000], &[8, 40, 80000], 0, 4),
+                    (ElementsTraversal::Tiled, 2048)
+                );
+                // Slabs that take tiles take them across an outer axis too: 64 positions of 16384
+                // f32 (4 MiB slabs), 256-column tiles.
+                assert_eq!(
+                    kernel(&[64, 3, 16384], &[64, 3, 16383], 0, 4),
+                    (ElementsTraversal::Tiled, 256)
+                );
+            });
+        });
+    }
+
+    #[test]
+    fn rows_across_few_positions_keep_tiles_on_intels_cores() {
+        crate::kernels::isa::with_intel_core(true, || {
+            crate::kernels::cache::with_l2_bytes(2 << 20, || {
+                let walks = |data: &[usize], indices: &[usize], axis, element_size| {
+                    let kernel = ElementsKernel::new(data, indices, axis, element_size);
+                    (kernel.walk.traversal, kernel.walk_alone.traversal)
+                };
+                let tiles = (ElementsTraversal::Tiled, ElementsTraversal::Tiled);
+                // Each family of the rules row order takes elsewhere: the fewest positions on
+                // one core, wide columns from data the L3 keeps (sweep seed 302's
+                // configuration 98 in effect), slabs of at most 8 MiB, narrow columns.
+                let wide = [4, 6, 262144];
+                assert_eq!(walks(&wide, &wide, 1, 8), tiles);
+                let l3 = [4, 503416];
+                assert_eq!(walks(&l3, &l3, 0, 8), tiles);
+                let within = [12, 80000];
+                assert_eq!(walks(&within, &within, 0, 8), tiles);
+                let narrow = [4, 2_000_000];
+                assert_eq!(walks(&narrow, &narrow, 0, 4), tiles);
+                // Elsewhere the same shapes leave tiles.
+                crate::kernels::isa::with_intel_core(false, || {
+                    assert_eq!(
+                        walks(&wide, &wide, 1, 8),
+                        (ElementsTraversal::Tiled, ElementsTraversal::Rows)
+                    );
+                    for (shape, element_size) in [(l3, 8), (within, 8), (narrow, 4)] {
+                        assert_eq!(
+                            walks(&shape, &shape, 0, element_size),
+                            (ElementsTraversal::Rows, ElementsTraversal::Rows)
+                        );
+                    }
+                });
+            });
         });
     }
 

@@ -260,6 +260,57 @@ pub(super) fn slab_takes_tiles(slab_bytes: usize) -> bool {
     slab_bytes >= l2_bytes()
 }
 
+/// What decides whether rows across an axis of few positions leave tiles for row order
+/// ([`few_positions_go_in_row_order`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FewPositions {
+    /// Positions along the axis.
+    pub(super) axis_size: usize,
+    /// Bytes per element.
+    pub(super) element_size: usize,
+    /// Bytes of one group's slab (every axis position of its rows).
+    pub(super) slab_bytes: usize,
+    /// Bytes the cores running the call read from at once (see [`row_order_streams_positions`]).
+    pub(super) read_at_once: usize,
+    /// Index positions along the axis.
+    pub(super) index_positions: usize,
+}
+
+/// Whether rows across few positions go in row order rather than in tiles: by
+/// [`row_order_streams_positions`], and in a call on one core (`alone`) also by
+/// [`one_core_streams_positions`]; never on Intel's cores (`intel`), where tiles ran faster on
+/// nearly every shape those rules admit.
+///
+/// Measured on an Intel Xeon (family 6 model 207, 2 MiB of L2; one build, the rules toggled
+/// between alternating calls, each after ONNX Runtime's), time in tiles against row order, along
+/// axis 0 unless noted, as many index positions as positions unless noted, 1 / 2 threads:
+/// - the fewest positions on one core: [4, 6, 262144] f64 along axis 1 0.71x, [6, 2000000] f32
+///   0.75x, [3, 3000000] f64 0.78x, [2, 5, 3000000] f32 along axis 1 0.76x, [4, 1000000] int64
+///   0.89x, [6, 3000000] f32 with 2 index positions 0.79x (at 2 threads these took tiles
+///   already);
+/// - columns of 17-48 bytes from data the L3 keeps: [4, 477360] int64 0.79x / 0.83-0.85x (sweep
+///   seed 302's configuration 98, in effect [4, 503416] int64 with int32 values, went from 0.76x
+///   ONNX Runtime's speed to 0.93x at 1 thread), [6, 300000] f64 0.62x / 0.82x, [8, 400000] f32
+///   0.61x / 0.77x, [12, 300000] f32 0.47x / 0.64x, [3, 600000] f64 0.72x / 0.99-1.12x;
+/// - slabs of 4-8 MB: [10, 100000] f32 0.54x / 0.68x, [12, 80000] f64 0.40x / 0.45x, [4, 300000]
+///   f32 0.75x / 0.77-0.79x;
+/// - columns of at most 16 bytes from slabs of 9.6-64 MB: at 1 thread 0.77-0.87x ([4, 2000000]
+///   f32, [2, 4000000] f64, [8, 4000000] uint16, [2, 2000000] f32 with 3 index positions); at 2
+///   threads 0.74-0.86x for 4 positions of f32 from 16-64 MB, 0.93-1.00x for 2 of f32, uint16 or
+///   int32 and 4 of uint16, but 1.04-1.27x for 2 positions of f64, 1.11x for 3 of f32 and
+///   1.06-1.13x for 8 of uint16 and for 2 of f32 with 3 index positions: no rule by positions,
+///   element or slab size separated these, and tiles keep the larger gains.
+pub(super) fn few_positions_go_in_row_order(rows: FewPositions, alone: bool, intel: bool) -> bool {
+    !intel
+        && (row_order_streams_positions(
+            rows.axis_size,
+            rows.element_size,
+            rows.slab_bytes,
+            rows.read_at_once,
+        ) || (alone
+            && one_core_streams_positions(rows.axis_size, rows.element_size, rows.index_positions)))
+}
+
 /// Whether rows across an axis of `axis_size` positions go in row order however large their
 /// group's slab (`slab_bytes`, elements of `element_size`): at most [`STREAMED_POSITIONS_MAX`]
 /// positions, and a slab column of at most [`STREAMED_COLUMN_MAX_BYTES`], or a slab of at most

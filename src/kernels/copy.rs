@@ -24,9 +24,10 @@
 //! 200-640 bytes, where `memcpy` uses vector moves too, 0.98-1.03x. Moves of 16 bytes (SSE2)
 //! instead ran no faster than `memcpy`.
 //!
-//! On Intel's cores the loop stops at [`INTEL_VECTOR_COPY_MAX_BYTES`]: longer slices copy faster
-//! with `memcpy` there (a likely reason: glibc's copy aligns its stores for long moves, so that
-//! none splits a line, which costs Intel's cores more than AMD's; a loop whose stores were aligned
+//! On Intel's cores the loop takes only slices of up to [`INTEL_VECTOR_COPY_MAX_BYTES`] whose source
+//! and destination both start at a multiple of its move ([`VECTOR_MOVE_BYTES`]); the others copy
+//! faster with `memcpy` there. The likely reason: a move that splits a line costs Intel's cores
+//! more than AMD's, and glibc's copy aligns its stores (a version of the loop with aligned stores
 //! gained on some lengths and lost on others). Measured on an Intel Xeon
 //! (family 6 model 207, 2 MiB of L2; one build, the copy toggled between alternating calls,
 //! 200-300 rounds), Gathers of 300 random rows of f32 and one f64 Gather of 154 slices, time with
@@ -34,7 +35,13 @@
 //! bytes 0.92x / 0.89x, 6000 bytes 0.96x / 0.89x, 9000 bytes 0.98x / 0.96x; from 13-24 MB of data
 //! 0.98-1.00x / 0.96-0.98x. Rows of 2048 bytes tied (1.02x / 1.05x), and shorter ones mostly took
 //! longer with `memcpy`: 512 bytes 0.91-1.38x (five of seven runs 1.06x or more), 704 bytes
-//! 0.86-1.14x (three of four 1.07x or more), 1024 bytes 1.12x.
+//! 0.86-1.14x (three of four 1.07x or more), 1024 bytes 1.12x (numpy's buffers, which need not
+//! start on a 32-byte boundary). The alignment rule, against the loop for every slice up
+//! to 2 KiB (150 rounds): with such buffers, 532-byte slices 0.86-0.90x, 660 bytes 0.82-0.83x,
+//! 1068 bytes 0.91x, 176 bytes 0.98x, 512 and 704 bytes 0.99-1.08x; with 64-byte aligned buffers,
+//! 532 bytes 0.84-0.89x, 660 bytes 0.87x, and where slices start aligned 1.00-1.02x (704, 1024 and
+//! 256 bytes), but 176 bytes (every other slice aligned) 1.07x. `memcpy` for every slice instead:
+//! as fast off the boundary (0.81-0.87x with aligned buffers), but 0.91-1.06x on aligned slices.
 
 use std::mem::MaybeUninit;
 
@@ -60,16 +67,22 @@ const VECTOR_COPY_MAX_BYTES: usize = 12 << 10;
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const INTEL_VECTOR_COPY_MAX_BYTES: usize = 2 << 10;
 
-/// Whether a slice of `bytes` bytes takes the vector loop on a CPU with AVX2 (`intel`: one of
-/// Intel's, [`crate::kernels::isa::intel_core`]).
+/// The width of the vector loop's moves: on Intel's cores the loop takes only slices whose
+/// source and destination both start at a multiple of it, so that no move splits a line.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-fn vector_copy_takes(bytes: usize, intel: bool) -> bool {
-    let max = if intel {
-        INTEL_VECTOR_COPY_MAX_BYTES
+const VECTOR_MOVE_BYTES: usize = 32;
+
+/// Whether a slice of `bytes` bytes takes the vector loop on a CPU with AVX2 (`intel`: one of
+/// Intel's, [`crate::kernels::isa::intel_core`]; `starts`: the source's and the destination's
+/// addresses or-ed together, whose low bits tell whether both are aligned).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn vector_copy_takes(bytes: usize, intel: bool, starts: usize) -> bool {
+    if intel {
+        (VECTOR_COPY_MIN_BYTES..=INTEL_VECTOR_COPY_MAX_BYTES).contains(&bytes)
+            && starts % VECTOR_MOVE_BYTES == 0
     } else {
-        VECTOR_COPY_MAX_BYTES
-    };
-    (VECTOR_COPY_MIN_BYTES..=max).contains(&bytes)
+        (VECTOR_COPY_MIN_BYTES..=VECTOR_COPY_MAX_BYTES).contains(&bytes)
+    }
 }
 
 /// `dst` = `src`, element by element in effect. Cannot fail: callers pass slices of one length
@@ -80,8 +93,11 @@ pub(crate) fn copy_slice<E: Copy>(dst: &mut [MaybeUninit<E>], src: &[MaybeUninit
     let bytes = std::mem::size_of_val(src);
     if bytes > INLINE_COPY_MAX_BYTES {
         #[cfg(target_arch = "x86_64")]
-        if vector_copy_takes(bytes, crate::kernels::isa::intel_core())
-            && crate::kernels::isa::avx2()
+        if vector_copy_takes(
+            bytes,
+            crate::kernels::isa::intel_core(),
+            dst.as_ptr() as usize | src.as_ptr() as usize,
+        ) && crate::kernels::isa::avx2()
         {
             // SAFETY: the CPU has AVX2 (checked just above); `bytes` (at least 128) bytes of
             // both slices, which do not overlap (one is borrowed shared, the other
@@ -240,16 +256,42 @@ mod tests {
     }
 
     #[test]
-    fn the_vector_loop_takes_mid_size_slices_and_stops_earlier_on_intel() {
+    fn the_vector_loop_takes_mid_size_slices_and_on_intel_only_aligned_ones_up_to_2_kib() {
+        let aligned = 0x1000;
         for intel in [false, true] {
-            assert!(!vector_copy_takes(VECTOR_COPY_MIN_BYTES - 1, intel));
-            assert!(vector_copy_takes(VECTOR_COPY_MIN_BYTES, intel));
-            assert!(vector_copy_takes(INTEL_VECTOR_COPY_MAX_BYTES, intel));
+            assert!(!vector_copy_takes(
+                VECTOR_COPY_MIN_BYTES - 1,
+                intel,
+                aligned
+            ));
+            assert!(vector_copy_takes(VECTOR_COPY_MIN_BYTES, intel, aligned));
+            assert!(vector_copy_takes(
+                INTEL_VECTOR_COPY_MAX_BYTES,
+                intel,
+                aligned
+            ));
         }
-        assert!(vector_copy_takes(INTEL_VECTOR_COPY_MAX_BYTES + 1, false));
-        assert!(vector_copy_takes(VECTOR_COPY_MAX_BYTES, false));
-        assert!(!vector_copy_takes(VECTOR_COPY_MAX_BYTES + 1, false));
-        assert!(!vector_copy_takes(INTEL_VECTOR_COPY_MAX_BYTES + 1, true));
+        assert!(vector_copy_takes(
+            INTEL_VECTOR_COPY_MAX_BYTES + 1,
+            false,
+            aligned
+        ));
+        assert!(vector_copy_takes(VECTOR_COPY_MAX_BYTES, false, aligned));
+        assert!(!vector_copy_takes(
+            VECTOR_COPY_MAX_BYTES + 1,
+            false,
+            aligned
+        ));
+        assert!(!vector_copy_takes(
+            INTEL_VECTOR_COPY_MAX_BYTES + 1,
+            true,
+            aligned
+        ));
+        // Either start off a 32-byte boundary: memcpy on Intel's cores only.
+        for starts in [aligned + 16, aligned + 4, aligned + 1] {
+            assert!(vector_copy_takes(512, false, starts));
+            assert!(!vector_copy_takes(512, true, starts));
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! int32, rows of 725 int32 0.74-0.93x, of 64 f32 0.81-0.89x, of 128 f64 with int32 indices
 //! 0.97-1.02x, tiles of 8 KiB across an axis 0.79-0.89x; but 1-D gathers from 4-64 MB 1.00-1.14x.
 //! Also, on Intel's cores, rows across the axis from at most [`GATHER_ACROSS_POSITIONS_MAX`]
-//! positions, elements of 1-4 bytes, at any span up to 2 GiB: each position's reads are a
+//! positions, elements of any width, at any span up to 2 GiB: each position's reads are a
 //! sequential stream, which the hardware prefetchers bring into L1 ahead of the gathers.
 //! All of this holds only on cores whose gather instructions are fast: on an AMD Zen 4 they lose
 //! to the other loops even in L1, so a race run once per process decides whether the rows these
@@ -52,8 +52,8 @@ use std::mem::MaybeUninit;
 /// of the x86-64 cores that have AVX-512 is 32 KiB or more.
 const GATHER_SPAN_MAX_BYTES: usize = 32 << 10;
 
-/// Rows across the axis of elements of at most 4 bytes from at most this many positions take
-/// the gather instructions whatever their span: each position's reads move along its own
+/// Rows across the axis from at most this many positions take the gather instructions whatever
+/// their span: each position's reads move along its own
 /// stretch of data, column after column, a sequential stream that the hardware prefetchers keep
 /// ahead of (they follow a few dozen at once), so the gathers find their lines in cache however
 /// far apart the positions lie. Measured on an Intel Xeon with 2 MiB of L2 (one build, the rule
@@ -61,9 +61,18 @@ const GATHER_SPAN_MAX_BYTES: usize = 32 << 10;
 /// threads: 1M f32 values from 2 positions 0.84x / 0.85x, 4 0.86x, 8 0.94x, 16 0.95x, 32 0.90x /
 /// 0.95x, 64 1.01x; uint8 from 8 positions (int32 values) 0.76x / 0.84x, float16 from 2 0.77x /
 /// 0.79x; 3 rows of a million float16 0.85x; from 128 positions 1.07x (4 MB) and 256 1.07x /
-/// 1.11x (16 MB). Eight-byte elements gain nothing (float64 from 8 positions 0.99x) or lose
-/// (rows of 78 from 5 positions, 135 apart: 1.18-1.20x, where the same rows of 1, 2 and 4 bytes
-/// took 0.80-0.86x; two builds).
+/// 1.11x (16 MB). Eight-byte elements, on that Xeon (family 6 model 167), gained nothing (float64
+/// from 8 positions 0.99x) or lost (rows of 78 from 5 positions, 135 apart: 1.18-1.20x, where the
+/// same rows of 1, 2 and 4 bytes took 0.80-0.86x; two builds, which alone differ by up to 20%),
+/// and kept the block loop. On a later Xeon (model 207, 2 MiB of L2; one build, the loop forced
+/// between alternating calls, 31-51 rounds), time with the gathers against the block loop, 1 / 2
+/// threads: those rows of 78 float64 from 5 positions 0.74-0.79x / 0.72-0.75x, with 2 index
+/// positions 0.87x / 0.83x; rows of 1000 float64 from 2, 4, 6 and 8 positions 0.77x, 0.65x,
+/// 0.70x and 0.86x / 0.75x, 0.71x, 0.59x and 0.85x, from 16 and 32 0.94x and 1.00x / 0.89x and
+/// 0.94x; rows of 32 from 3 positions 0.69x / 0.71x (0.69x ONNX Runtime's speed -> 1.00x); rows of
+/// 4 million float64 from 2 positions 0.77x / 0.50x, of 2 million int64 from 3 and 4 positions
+/// 0.79x / 0.72x and 0.63x / 0.56x, of a million float64 from 8 0.97x / 0.89x; rows of 20 int64
+/// from 8 positions 0.99x / 0.95x. Eight-byte elements now take them too.
 /// Only on Intel's cores ([`crate::kernels::isa::intel_core`]): on an AMD Zen 4 (1 MiB of L2;
 /// one build, the gathers forced on and off between alternating calls), ONNX Runtime's time
 /// over gatherkit's without / with them, 1 thread: one row of a million f32 from 8 positions
@@ -141,7 +150,7 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// row), whose reads span at most [`GATHER_SPAN_MAX_BYTES`], or hit a core's L2
 /// ([`GATHER_L2_MAX_ELEMENT_BYTES`]: across, a span the L2 holds whose lines the reads come back
 /// to; along, rows of at most [`ALONG_ROW_L2_SHARE`] of it that ask for their next row), or, on
-/// Intel's cores and for elements of at most 4 bytes, come across it from at most
+/// Intel's cores, come across it from at most
 /// [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a doubleword, which narrow
 /// elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]: every offset the lanes compute
 /// stays below 2^31, which their 32-bit arithmetic needs).
@@ -174,7 +183,7 @@ fn gathers_take_on<E, I: IndexElement>(g: &StridedRows, intel: bool) -> bool {
         && (span_bytes <= GATHER_SPAN_MAX_BYTES
             || (element_size <= GATHER_L2_MAX_ELEMENT_BYTES
                 && reads_hit_l2(g, element_size, span_bytes, along))
-            || (intel && across && element_size <= 4 && g.axis_size <= GATHER_ACROSS_POSITIONS_MAX))
+            || (intel && across && g.axis_size <= GATHER_ACROSS_POSITIONS_MAX))
         && span_bytes <= GATHER_OFFSET_MAX_BYTES
         && (element_size >= 4 || span_bytes >= 4)
         && lanes_take::<I>(g.axis_size)
@@ -1063,14 +1072,14 @@ mod tests {
         crate::kernels::cache::with_l2_bytes(2 << 20, || {
             assert!(gathers_take_on::<u8, i32>(&streams(33), true));
         });
-        // Eight-byte elements only from a span an L1 holds: rows of 78 from 5 positions.
+        // Elements of every width, 8 bytes included: rows of 78 from 5 positions; elsewhere only
+        // from a span an L1 holds.
         let apart = |axis_stride| rows_across(8, 78, 135, 5, axis_stride);
         for intel in [true, false] {
-            assert!(!gathers_take_on::<f64, i32>(&apart(92_880), intel));
+            assert_eq!(gathers_take_on::<f64, i32>(&apart(92_880), intel), intel);
             assert!(gathers_take_on::<f64, i32>(&apart(500), intel));
+            assert_eq!(gathers_take_on::<f32, i32>(&apart(92_880), intel), intel);
         }
-        assert!(gathers_take_on::<f32, i32>(&apart(92_880), true));
-        assert!(!gathers_take_on::<f32, i32>(&apart(92_880), false));
         // Offsets past what 32-bit lanes hold: 2 positions 2^30 elements apart, 2 or 4 bytes.
         let far = rows_across(1, 64, 64, 2, 1 << 30);
         assert!(gathers_take_on::<u8, i64>(&far, true));

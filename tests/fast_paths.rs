@@ -152,7 +152,8 @@ fn check_tiled<T: Element + PartialEq + std::fmt::Debug>(
 }
 
 /// GatherElements of a few long rows, fewer than the tasks a call of their size is cut into:
-/// row order (few positions, or rows along the axis), tasks that start and end inside rows.
+/// row order (too few index positions for tiles, or rows along the axis), tasks that start and
+/// end inside rows.
 /// Checked against the reference for every executor, with more tasks than rows, and for the
 /// row-major first of two bad values, which sit in different tasks.
 fn check_few_long_rows(data_shape: &[usize], idx_shape: &[usize], axis: usize) {
@@ -274,7 +275,7 @@ fn tiled_gather_elements_on_one_core_reads_a_slab_at_a_time_in_row_order() {
     // share the call may each read a group's slab.
     check(2, 6, 2, 200_000);
     // One group of 4 positions, a 19.2 MB slab past the L3's share: on one core, row order all
-    // the same (as many index positions as positions).
+    // the same (as many index positions as positions), but for Intel's cores.
     check(1, 4, 4, 600_000);
 }
 
@@ -285,7 +286,7 @@ fn tiled_gather_elements_packs_only_crowded_tiles_and_only_tiles_that_fit() {
     check_tiled(|x| x as u32, 1, 16, 3, 1 << 18);
     // In place: 6 rows 1.6 MB apart spread over the sets (146 tiles and a tail per group; slabs
     // of 9.6 MB, 19.2 MB of data: past the 16 MiB up to which so few positions go in row order
-    // when cores share the call; on one core, row order).
+    // when cores share the call; on one core, row order but on Intel's cores).
     check_tiled(|x| x as u32, 2, 6, 2, 400_000);
     // Data that stays in the last-level cache goes in row order, whatever its slab: [631, 201]
     // f64 along axis 0 (a 1 MB slab) took 145 us in tiles and 79 in row order.

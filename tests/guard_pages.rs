@@ -140,14 +140,15 @@ fn gather_elements_paths_stay_inside_their_buffers() {
     // holds 16 KiB or more (the lanes loop: one row, and rows with a tail after the last full
     // vector), with either index type; tiles of 64 positions (rows across the axis in the lanes
     // loop, the last tile with a tail); 3 long rows across an axis of 2 positions (row order,
-    // split inside rows at 2 threads); rows whose reads span at most 32 KiB (the gather
+    // split inside rows at 2 threads, but tiles on Intel's cores) and 3 long rows along the axis
+    // (row order on every CPU, split inside rows); rows whose reads span at most 32 KiB (the gather
     // instructions for 4- and 8-byte elements: along the axis, rows whose last vector is masked,
     // its disabled lanes past the end of the buffers, and rows across it); whole rows a group at
     // a time across an outer axis (indices a few columns short: 100 groups of slabs 2.4 MB or
     // more together, past the L2 of every machine seen, for every width), with int32 values also
     // by selection (3 positions of up to 4 bytes); tiles of 13 positions with int32 values (by
     // selection for 1-byte elements).
-    let cases: [(&[usize], &[usize], usize, DType); 19] = [
+    let cases: [(&[usize], &[usize], usize, DType); 20] = [
         (&[33, 7], &[33, 9], 1, DType::Int64),
         (&[5, 6, 7], &[5, 3, 5], 1, DType::Int64),
         (&[6, 4, 9], &[6, 3, 5], 2, DType::Int64),
@@ -159,6 +160,7 @@ fn gather_elements_paths_stay_inside_their_buffers() {
             DType::Int64,
         ),
         (&[2, 700_001], &[3, 700_001], 0, DType::Int32),
+        (&[3, 500_001], &[3, 400_003], 1, DType::Int64),
         (&[16_411], &[1_003], 0, DType::Int64),
         (&[16_411], &[1_007], 0, DType::Int32),
         (&[3, 16_411], &[3, 203], 1, DType::Int64),

@@ -107,8 +107,9 @@ impl GatherElements {
     /// The traversal the kernel takes in a call that runs on one core (one thread, or a call too
     /// small to split). It differs from [`GatherElements::traversal`] only for rows across a few
     /// positions whose slabs together pass the L3's share: one core reads them a slab at a time
-    /// in row order, where several cores reading at once take tiles. (Across an outer axis, one
-    /// core may instead take whole rows a group at a time, also [`ElementsTraversal::Tiled`].)
+    /// in row order, where several cores reading at once take tiles (on Intel's cores both take
+    /// tiles, measured faster there). (Across an outer axis, one core may instead take whole rows
+    /// a group at a time, also [`ElementsTraversal::Tiled`].)
     pub fn traversal_on_one_core(&self) -> ElementsTraversal {
         self.op.kernel.traversal_on_one_core()
     }

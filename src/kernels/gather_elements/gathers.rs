@@ -123,7 +123,8 @@ const NEXT_ROW_MAX_ELEMENT_BYTES: usize = 4;
 /// - elements of 8 bytes gain little or lose (float64 slabs of 512 KiB and 1 MiB 0.89-1.02x,
 ///   tiles of a 2 MiB slab 1.01-1.04x), rows along the axis from data the L2 holds (no next-row
 ///   hints) lose (16 rows of 64 KiB: 1.07-1.09x), and so do spans beyond the L2 (16 MiB across
-///   axis 0: 1.06x): they keep the other loops.
+///   axis 0: 1.06x): they keep the other loops (but for rows across at most
+///   [`GATHER_ACROSS_POSITIONS_MAX`] positions on Intel's cores).
 const GATHER_L2_MAX_ELEMENT_BYTES: usize = 4;
 
 /// Rows along the axis take the gathers beyond an L1's span only up to this share of a core's L2
@@ -1080,11 +1081,12 @@ mod tests {
             assert!(gathers_take_on::<f64, i32>(&apart(500), intel));
             assert_eq!(gathers_take_on::<f32, i32>(&apart(92_880), intel), intel);
         }
-        // Offsets past what 32-bit lanes hold: 2 positions 2^30 elements apart, 2 or 4 bytes.
+        // Offsets past what 32-bit lanes hold: 2 positions 2^30 elements apart, 2-8 bytes.
         let far = rows_across(1, 64, 64, 2, 1 << 30);
         assert!(gathers_take_on::<u8, i64>(&far, true));
         assert!(!gathers_take_on::<u16, i64>(&far, true));
         assert!(!gathers_take_on::<f32, i64>(&far, true));
+        assert!(!gathers_take_on::<f64, i64>(&far, true));
     }
 
     #[test]
@@ -1235,12 +1237,8 @@ mod tests {
         let smallest = 4 / std::mem::size_of::<E>().min(4);
         let along_from = if std::mem::size_of::<E>() < 4 { 48 } else { 0 };
         // Across from a few positions far apart (beyond the L1-sized span), which elements of
-        // at most 4 bytes take; 8-byte ones from positions within it.
-        let far_apart = if std::mem::size_of::<E>() <= 4 {
-            12_000
-        } else {
-            900
-        };
+        // every width take on Intel's cores.
+        let far_apart = 12_000;
         for row_len in 16..=40 {
             for (g, size) in [
                 (rows_along(3, row_len + along_from, 300), 300),
@@ -1250,7 +1248,7 @@ mod tests {
                 (rows_across(3, row_len, 50, 4, far_apart), 4),
             ] {
                 assert!(gathers_take_on::<E, I>(&g, true));
-                if std::mem::size_of::<E>() <= 4 && g.axis_stride == far_apart {
+                if g.axis_stride == far_apart {
                     let span = g.read_span() * std::mem::size_of::<E>();
                     assert!(span > GATHER_SPAN_MAX_BYTES, "{span}: not far apart");
                 }

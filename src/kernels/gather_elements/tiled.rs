@@ -290,7 +290,9 @@ pub(super) struct FewPositions {
 ///   already);
 /// - columns of 17-48 bytes from data the L3 keeps: [4, 477360] int64 0.79x / 0.83-0.85x (sweep
 ///   seed 302's configuration 98, in effect [4, 503416] int64 with int32 values, went from 0.76x
-///   ONNX Runtime's speed to 0.93x at 1 thread), [6, 300000] f64 0.62x / 0.82x, [8, 400000] f32
+///   ONNX Runtime's speed to 0.93x at 1 thread, and to 1.82x once its tile rows took the gather
+///   instructions: `gathers::GATHER_ACROSS_POSITIONS_MAX`), [6, 300000] f64 0.62x / 0.82x, [8,
+///   400000] f32
 ///   0.61x / 0.77x, [12, 300000] f32 0.47x / 0.64x, [3, 600000] f64 0.72x / 0.99-1.12x;
 /// - slabs of 4-8 MB: [10, 100000] f32 0.54x / 0.68x, [12, 80000] f64 0.40x / 0.45x, [4, 300000]
 ///   f32 0.75x / 0.77-0.79x;

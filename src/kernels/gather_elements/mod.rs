@@ -83,7 +83,8 @@ pub(crate) struct ElementsKernel {
     /// positions leave tiles (for row order, or across an outer axis perhaps whole rows a group
     /// at a time) from a single slab the L3 keeps, not only from data it keeps
     /// ([`tiled::row_order_streams_positions`]), and from the fewest positions whatever the slab
-    /// ([`tiled::one_core_streams_positions`]).
+    /// ([`tiled::one_core_streams_positions`]); on Intel's cores the two are the same
+    /// ([`tiled::few_positions_go_in_row_order`]).
     walk_alone: Walk,
     /// Bytes of `data`: with the output's and the index values' (known only when the call runs),
     /// what the call moves through the cache ([`ElementsKernel::data_traffic`]).

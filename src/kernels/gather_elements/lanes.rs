@@ -260,6 +260,17 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// from 8 MiB 0.87-0.99x; but from 1.5-4 MB they did not hold: 0.69-1.19x (f32 rows across axis 0
 /// from 4 MiB 1.02-1.14x, uint16 from 3 MB 1.03-1.08x, f32 from 4 MiB 0.69-0.99x).
 ///
+/// On an AMD Zen 5 (1 MiB L2 per core, 32 MiB L3; one build, the line toggled between four and
+/// six L2s in alternating calls, each after ONNX Runtime's; int64 values unless noted), spans of
+/// 4.5-6 MB lost with the hints, which six L2s leave them without: time with six L2s against four,
+/// 1 / 2 threads, 1-D gathers of 1-2M values, f32 from 4.5 and 5.6 MB 0.85-0.87x and 0.65-0.67x /
+/// 1.03-1.12x and 0.71x, f64 from 5.6 MB 0.62-0.71x / 0.63x, uint16 from 5 MB 0.89-0.93x / 0.97x,
+/// uint8 from 5.5 MB 0.86-0.87x / 0.87-0.89x, f32 with int32 values from 5.2 MB 0.67x / 0.87-0.88x;
+/// rows of 4000 f32 across axis 0 from 300 positions (4.8 MB) 0.72-0.73x / 0.77-0.79x, with int32
+/// values 0.73-0.81x / 0.68-0.72x, uint16 from 600 positions 0.94x / 0.90-0.91x. ONNX Runtime's time
+/// over gatherkit's on the 1-D gathers at 1 thread went from 0.62-0.88x to 0.94-1.49x. Past 8 MB
+/// the hints won there too (1-D f32 from 10-12 MB 1.5-2.1x the speed without them).
+///
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.
 ///
@@ -288,15 +299,16 @@ fn far_beyond_l2(span_bytes: usize) -> bool {
     span_bytes > line
 }
 
-/// How many L2s a span must pass before reads across it are asked for ahead: four, from the Zen
-/// 4's numbers above (up to four, mixed; from six, a gain); on the Xeon (2 MiB L2), four is 8
-/// MiB, from where its numbers showed no cost.
-const READS_AHEAD_L2S: usize = 4;
+/// How many L2s a span must pass before reads across it are asked for ahead: six, from the Zen 4's
+/// numbers above (up to four, mixed; from six, a gain) and the Zen 5's (4.5-6 MB, a loss); on the
+/// Xeon (2 MiB L2), six are 12 MiB, where its numbers showed the hints neutral at 8 MiB and
+/// paying from 16.
+const READS_AHEAD_L2S: usize = 6;
 
-/// The least span whose reads are asked for ahead, whatever the L2: four of the Zen 4's. Spans of
-/// 2-4 MiB, four L2s of a 512 KiB-L2 Zen 3, were measured only on the Zen 4, where they did not
-/// hold.
-const READS_AHEAD_MIN_BYTES: usize = 4 << 20;
+/// The least span whose reads are asked for ahead, whatever the L2: six of the Zen 4's and Zen
+/// 5's. Spans of 3-6 MiB, six L2s of a 512 KiB-L2 Zen 3, were measured only on the Zen 4 and Zen
+/// 5, where they did not hold.
+const READS_AHEAD_MIN_BYTES: usize = 6 << 20;
 
 /// The lanes loop's [`reads_ahead_for`] the rows `g` describes: by the span a row reads (along
 /// the axis, the axis; across it, every position's stretch of the row's columns).
@@ -349,7 +361,7 @@ pub(super) fn values_ahead_of_reads<E>(g: &StridedRows, traffic: DataTraffic) ->
 /// prefetchers follow that few streams; the hints only add work. (Where the call's first reads of
 /// lines dominate, [`values_ahead_of_reads`] still asks ahead: its rule for cold data, measured on
 /// many positions, was not measured on few.) Measured on a Zen 4 (1 MiB L2,
-/// hints past 4 MiB spans) with one build, the rule toggled between alternating calls, rows of
+/// hints then past 4 MiB spans) with one build, the rule toggled between alternating calls, rows of
 /// 1000 columns across axis 0 of [P, R, 1100], ratios ONNX Runtime's time over gatherkit's,
 /// hints / none: from 16 positions, f32 from 4-12 MiB 0.94-1.11x / 1.09-1.19x, uint16 1.16-1.46x
 /// / 1.46-1.52x; from 24, f32 from 4-12 MiB a tie (1.08-1.12x / 1.06-1.11x), uint16 from 8-12 MiB
@@ -413,7 +425,7 @@ impl DataTraffic {
 
 /// The most a call may move through the cache for rows along the axis to skip their read hints
 /// ([`DataTraffic::Cached`]): half the L3's share ([`L3_RESIDENT_BYTES`]). Measured on a Zen 4
-/// (1 MiB L2, so hints from spans past 4 MiB; one build, the rule toggled between alternating
+/// (1 MiB L2, so hints then from spans past 4 MiB; one build, the rule toggled between alternating
 /// calls; ratios are ONNX Runtime's time over gatherkit's, hints / none, 1 thread): 1-D gathers
 /// with int64 values, sweep seed 248's 74787 uint16 values from 4.2 MiB 0.75x / 1.01x (2 threads
 /// 1.09x / 1.70x), 50000-200000 f32 from 4.4 MB 0.83-0.85x / 0.93-1.06x, 100000 from 6 MB 0.82x /
@@ -569,7 +581,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_are_asked_for_ahead_only_from_a_span_past_four_l2s_and_4_mib_or_the_l3s_share() {
+    fn reads_are_asked_for_ahead_only_from_a_span_past_six_l2s_and_6_mib_or_the_l3s_share() {
         use crate::kernels::cache::with_l2_bytes;
         let long = 1 << 20;
         let past = if cfg!(target_arch = "x86_64") {
@@ -577,13 +589,13 @@ mod tests {
         } else {
             0
         };
-        // The span from which reads are asked for ahead, by L2: four L2s, at least 4 MiB.
+        // The span from which reads are asked for ahead, by L2: six L2s, at least 6 MiB.
         for (l2, line) in [
-            (256 << 10, 4 << 20),
-            (512 << 10, 4 << 20),
-            (1 << 20, 4 << 20),
-            (2 << 20, 8 << 20),
-            (3 << 20, 12 << 20),
+            (256 << 10, 6 << 20),
+            (512 << 10, 6 << 20),
+            (1 << 20, 6 << 20),
+            (2 << 20, 12 << 20),
+            (5 << 19, 15 << 20),
         ] {
             with_l2_bytes(l2, || {
                 assert_eq!(reads_ahead_for(0, long), 0);
@@ -595,9 +607,9 @@ mod tests {
                 assert_eq!(reads_ahead_for(usize::MAX, POSITIONS_AHEAD + 1), past);
             });
         }
-        // An L2 so large that four of them pass the L3's share: the share decides.
+        // An L2 so large that six of them pass the L3's share: the share decides.
         let l3 = crate::kernels::cache::L3_RESIDENT_BYTES;
-        with_l2_bytes(8 << 20, || {
+        with_l2_bytes(3 << 20, || {
             assert_eq!(reads_ahead_for(l3, long), 0);
             assert_eq!(reads_ahead_for(l3 + 1, long), past);
         });
@@ -616,7 +628,7 @@ mod tests {
             row_stride: 0,
             ..rows_along(8, 1024, positions)
         };
-        // With a 2 MiB L2, spans past 8 MiB. 4096 positions of 1024 f32 columns (16 MiB): the
+        // With a 2 MiB L2, spans past 12 MiB. 4096 positions of 1024 f32 columns (16 MiB): the
         // span, not the 16 KiB axis of positions times the element, decides.
         crate::kernels::cache::with_l2_bytes(2 << 20, || {
             assert_eq!(
@@ -624,12 +636,12 @@ mod tests {
                 POSITIONS_AHEAD
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(2048), DataTraffic::Spans),
+                values_ahead_of_reads::<f32>(&across(3072), DataTraffic::Spans),
                 0
             );
             // Along the axis, the axis.
             assert_eq!(
-                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 8 << 20), DataTraffic::Spans),
+                values_ahead_of_reads::<f32>(&rows_along(4, 1024, 4 << 20), DataTraffic::Spans),
                 POSITIONS_AHEAD
             );
             assert_eq!(
@@ -637,14 +649,14 @@ mod tests {
                 0
             );
         });
-        // With a 1 MiB L2, past 4 MiB: 1536 positions (6 MiB) ask, 1024 (4 MiB) do not.
+        // With a 1 MiB L2, past 6 MiB: 1600 positions (6.25 MiB) ask, 1536 (6 MiB) do not.
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(1536), DataTraffic::Spans),
+                values_ahead_of_reads::<f32>(&across(1600), DataTraffic::Spans),
                 POSITIONS_AHEAD
             );
             assert_eq!(
-                values_ahead_of_reads::<f32>(&across(1024), DataTraffic::Spans),
+                values_ahead_of_reads::<f32>(&across(1536), DataTraffic::Spans),
                 0
             );
         });
@@ -791,18 +803,19 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn rows_along_the_axis_of_a_cached_call_ask_for_no_reads_ahead() {
         use super::super::strided_rows::tests::{one_row_along, rows_along};
-        // Seed 248's configuration 80 (a 1-D gather, 74787 uint16 values from 2190070): the span
-        // alone would ask; a cached call takes that away.
-        let one_d = one_row_along(74_787, 2_190_070);
+        // Seed 248's configuration 80 (a 1-D gather, 74787 uint16 values) with its axis grown
+        // from 2190070 to 3500000 (7 MB, past six L2s of 1 MiB): the span alone would ask; a
+        // cached call takes that away.
+        let one_d = one_row_along(74_787, 3_500_000);
         let across = StridedRows {
             inner_stride: 1,
             axis_stride: 1024,
-            axis_size: 1536,
+            axis_size: 2048,
             row_stride: 0,
-            ..rows_along(8, 1024, 1536)
+            ..rows_along(8, 1024, 2048)
         };
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            let span = 2_190_070 * 2;
+            let span = 3_500_000 * 2;
             for traffic in [DataTraffic::Spans, DataTraffic::FirstReads] {
                 let ahead = values_ahead_of_reads::<u16>(&one_d, traffic);
                 assert_eq!(ahead, POSITIONS_AHEAD, "{traffic:?}");
@@ -812,7 +825,7 @@ mod tests {
             let cached = DataTraffic::Cached;
             assert_eq!(values_ahead_of_reads::<u16>(&one_d, cached), 0);
             assert_eq!(reads_ahead_along_axis(span, 74_787, cached), 0);
-            // Across the axis the span decides whatever the traffic (6 MiB of f32 here).
+            // Across the axis the span decides whatever the traffic (8 MiB of f32 here).
             assert_eq!(
                 values_ahead_of_reads::<f32>(&across, cached),
                 POSITIONS_AHEAD

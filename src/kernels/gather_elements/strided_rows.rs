@@ -1053,12 +1053,12 @@ pub(super) mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn rows_that_revisit_stretches_the_l2_holds_ask_for_no_reads_ahead() {
-        // 42 rows of 6809 int16 across 42 positions 61005 apart: a 572 KB footprint, a 5 MB
+        // 42 rows of 6809 int16 across 42 positions 81005 apart: a 572 KB footprint, a 6.8 MB
         // span, which alone would ask for every read ahead.
         let revisiting = StridedRows {
             rows: 42,
             call_rows: 42,
-            ..row_across(6809, 42, 61_005)
+            ..row_across(6809, 42, 81_005)
         };
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
             assert!(revisiting.revisit_stretches_in_l2(2));
@@ -1226,9 +1226,9 @@ pub(super) mod tests {
     #[cfg(target_arch = "x86_64")]
     fn rows_along_the_axis_of_a_cached_call_ask_for_no_reads_ahead_in_any_loop() {
         let one_d = one_row_along;
-        // Seed 248's configuration 80: 74787 int64 values, uint16 from 2190070 (4.2 MiB, past
-        // four L2s of 1 MiB).
-        let seed_248_80 = one_d(74_787, 2_190_070);
+        // Seed 248's configuration 80 (74787 int64 values, uint16) with its axis grown from
+        // 2190070 to 3500000 (7 MB, past six L2s of 1 MiB).
+        let seed_248_80 = one_d(74_787, 3_500_000);
         // int32 values along an axis past i32::MAX, which the lanes do not take: the block loop
         // (only the geometry is looked at; no data is read).
         let past_i32 = one_d(74_787, i32::MAX as usize + 1);

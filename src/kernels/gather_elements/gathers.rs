@@ -19,7 +19,9 @@
 //! sequential stream, which the hardware prefetchers bring into L1 ahead of the gathers.
 //! All of this holds only on cores whose gather instructions are fast: on an AMD Zen 4 they lose
 //! to the other loops even in L1, so a race run once per process decides whether the rows these
-//! rules admit take them at all ([`super::gather_speed`]).
+//! rules admit take them at all ([`super::gather_speed`]). On other makers' cores than Intel's,
+//! where the race keeps them (an AMD Zen 5 did in some processes), they take only rows of 2- and
+//! 4-byte elements from data beyond the L3 ([`others_take`]).
 //!
 //! A row's lanes compute their offsets in 32 bits: every span is at most `i32::MAX` bytes, and
 //! the narrow lanes clamp to the row's own last doubleword (see below), never the slab's.
@@ -39,7 +41,7 @@ use super::lanes::lanes_take;
 #[cfg(target_arch = "x86_64")]
 use super::lanes::{gather_one_by_one, VALUES_AHEAD_BYTES};
 use super::strided_rows::StridedRows;
-use crate::kernels::cache::{fits_l2, l2_bytes};
+use crate::kernels::cache::{fits_l2, l2_bytes, stays_in_l3};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::prefetch::{prefetch_lines, prefetch_lines_l2};
 use crate::repr::IndexElement;
@@ -155,15 +157,38 @@ const NARROW_ALONG_MIN_ROW: usize = 64;
 /// [`GATHER_ACROSS_POSITIONS_MAX`] positions (and span at least a doubleword, which narrow
 /// elements are read as, and at most [`GATHER_OFFSET_MAX_BYTES`]: every offset the lanes compute
 /// stays below 2^31, which their 32-bit arithmetic needs).
+///
+/// On other makers' cores, only rows that [`others_take`] as well.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
-    gathers_take_on::<E, I>(g, crate::kernels::isa::intel_core())
+    let intel = crate::kernels::isa::intel_core();
+    gathers_take_on::<E, I>(g, intel) && (intel || others_take::<E>(g))
+}
+
+/// Whether rows `g` that [`gathers_take_on`] admits take the gathers on a core not Intel's, where
+/// the race of [`super::gather_speed`] kept them: rows of 2- or 4-byte elements in a call whose
+/// data the L3 does not keep ([`stays_in_l3`]). The race gathers 4-byte values of rows evicted
+/// from every cache, and answers for such calls only. Measured on an AMD Zen 5 (1 MiB L2, 32 MiB
+/// L3, where the race kept the gathers in some processes and not in others; one build, the
+/// gathers toggled between alternating calls, each after ONNX Runtime's), ONNX Runtime's time
+/// over gatherkit's without / with the gathers, 1 thread, rows along the last axis: from memory,
+/// f32 rows of 512 (W1, 64 MiB) 1.06-1.07x / 1.93-2.07x, with int32 indices 1.21-1.23x /
+/// 2.06-2.16x, rows of 1024 (32 MiB, int32) 1.38-1.39x / 2.16-2.19x, float16 rows of 512 (32 MiB)
+/// 0.82-1.02x / 1.12-1.16x; but 8-byte elements lost at every size (f64 rows of 47 from 44 MB
+/// 1.01-1.02x / 0.38-0.41x, of 128 from 20 MB 1.22-1.38x / 0.43-0.44x, of 512 from 64 MiB
+/// 1.32-1.41x / 0.81-0.93x), and so did 1-byte elements (uint8 rows of 512 from 10 MB 1.52-1.53x
+/// / 1.27x, from 16 MiB with int32 indices 1.81-1.87x / 1.27-1.35x) and calls the L3 keeps (f32
+/// rows of 512 from 4 MiB 1.28x / 1.11-1.13x, of 64 from 5 MB 1.29-1.30x / 0.98-0.99x).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn others_take<E>(g: &StridedRows) -> bool {
+    let element_size = std::mem::size_of::<E>();
+    matches!(element_size, 2 | 4) && !stays_in_l3(g.call_data_bytes(element_size))
 }
 
 /// [`gathers_take`] on an Intel core (`intel`) or another: rows across from few positions at any
 /// span only on Intel's ([`GATHER_ACROSS_POSITIONS_MAX`]).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-fn gathers_take_on<E, I: IndexElement>(g: &StridedRows, intel: bool) -> bool {
+pub(super) fn gathers_take_on<E, I: IndexElement>(g: &StridedRows, intel: bool) -> bool {
     let element_size = std::mem::size_of::<E>();
     // Rows of elements of at most 4 bytes ask for the next row's lines themselves (see
     // `NEXT_ROW_MAX_ELEMENT_BYTES`); others leave rows that want them to the block loop.
@@ -975,6 +1000,12 @@ mod tests {
     use super::super::strided_rows::tests::rows_along;
     use super::*;
 
+    /// Whether the gathers take `g` by its geometry alone, as on Intel's cores: the rules these
+    /// tests pin were measured there; other makers' cores add [`others_take`].
+    fn geometry_takes<E, I: IndexElement>(g: &StridedRows) -> bool {
+        gathers_take_on::<E, I>(g, true)
+    }
+
     fn tile_across(rows: usize, width: usize, positions: usize) -> StridedRows {
         StridedRows {
             base: 0,
@@ -1093,55 +1124,55 @@ mod tests {
     fn rows_whose_reads_hit_l1_take_the_gather_instructions() {
         // W1's rows (512 f32 along the last axis, 2 KiB) and rows of 725 int32 or of 17 uint32,
         // both index types.
-        assert!(gathers_take::<f32, i64>(&rows_along(64, 512, 512)));
-        assert!(gathers_take::<u32, i32>(&rows_along(213, 725, 725)));
-        assert!(gathers_take::<u32, i64>(&rows_along(2550, 17, 17)));
-        assert!(gathers_take::<f64, i32>(&rows_along(9, 16, 4096)));
+        assert!(geometry_takes::<f32, i64>(&rows_along(64, 512, 512)));
+        assert!(geometry_takes::<u32, i32>(&rows_along(213, 725, 725)));
+        assert!(geometry_takes::<u32, i64>(&rows_along(2550, 17, 17)));
+        assert!(geometry_takes::<f64, i32>(&rows_along(9, 16, 4096)));
         // Rows of 32 KiB exactly, and one element more.
-        assert!(gathers_take::<f32, i64>(&rows_along(3, 16, 8192)));
-        assert!(!gathers_take::<f32, i64>(&rows_along(3, 16, 8193)));
-        assert!(!gathers_take::<u64, i64>(&rows_along(1, 100, 4097)));
+        assert!(geometry_takes::<f32, i64>(&rows_along(3, 16, 8192)));
+        assert!(!geometry_takes::<f32, i64>(&rows_along(3, 16, 8193)));
+        assert!(!geometry_takes::<u64, i64>(&rows_along(1, 100, 4097)));
         // Rows shorter than 16 values, and elements the instructions do not move.
-        assert!(!gathers_take::<f32, i64>(&rows_along(64, 15, 512)));
-        assert!(!gathers_take::<[u64; 2], i64>(&rows_along(64, 512, 512)));
+        assert!(!geometry_takes::<f32, i64>(&rows_along(64, 15, 512)));
+        assert!(!geometry_takes::<[u64; 2], i64>(&rows_along(64, 512, 512)));
         // Narrow elements, from a doubleword of data on.
-        assert!(gathers_take::<u16, i64>(&rows_along(64, 512, 512)));
-        assert!(gathers_take::<u8, i32>(&rows_along(64, 512, 512)));
-        assert!(gathers_take::<u8, i32>(&rows_along(64, 64, 4)));
-        assert!(!gathers_take::<u8, i32>(&rows_along(64, 64, 3)));
-        assert!(gathers_take::<u16, i64>(&rows_along(64, 64, 2)));
-        assert!(!gathers_take::<u16, i64>(&rows_along(64, 64, 1)));
-        assert!(!gathers_take::<u16, i64>(&rows_along(3, 64, 16_385)));
+        assert!(geometry_takes::<u16, i64>(&rows_along(64, 512, 512)));
+        assert!(geometry_takes::<u8, i32>(&rows_along(64, 512, 512)));
+        assert!(geometry_takes::<u8, i32>(&rows_along(64, 64, 4)));
+        assert!(!geometry_takes::<u8, i32>(&rows_along(64, 64, 3)));
+        assert!(geometry_takes::<u16, i64>(&rows_along(64, 64, 2)));
+        assert!(!geometry_takes::<u16, i64>(&rows_along(64, 64, 1)));
+        assert!(!geometry_takes::<u16, i64>(&rows_along(3, 64, 16_385)));
         // Along the axis, narrow rows from 64 values; across it, from 16.
-        assert!(!gathers_take::<u8, i64>(&rows_along(64, 63, 512)));
-        assert!(gathers_take::<u16, i32>(&tile_across(64, 16, 64)));
-        assert!(!gathers_take::<u16, i32>(&tile_across(64, 15, 64)));
+        assert!(!geometry_takes::<u8, i64>(&rows_along(64, 63, 512)));
+        assert!(geometry_takes::<u16, i32>(&tile_across(64, 16, 64)));
+        assert!(!geometry_takes::<u16, i32>(&tile_across(64, 15, 64)));
         // Rows of more than 4 KiB whose next row is asked for (data beyond a core's L2, 1 MiB
         // here: 800 rows of 8 KiB): elements of at most 4 bytes ask for it themselves, those of
         // 8 leave it to the block loop; from data the L2 holds (8 rows), or with fewer values
         // than the row has lines (64 values into 128), no row asks, and the gathers take them.
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            assert!(gathers_take::<f32, i64>(&rows_along(800, 2048, 2048)));
-            assert!(gathers_take::<u16, i32>(&rows_along(800, 4096, 4096)));
-            assert!(!gathers_take::<f64, i64>(&rows_along(800, 1024, 1024)));
-            assert!(gathers_take::<f64, i64>(&rows_along(8, 1024, 1024)));
-            assert!(gathers_take::<f64, i64>(&rows_along(800, 64, 1024)));
+            assert!(geometry_takes::<f32, i64>(&rows_along(800, 2048, 2048)));
+            assert!(geometry_takes::<u16, i32>(&rows_along(800, 4096, 4096)));
+            assert!(!geometry_takes::<f64, i64>(&rows_along(800, 1024, 1024)));
+            assert!(geometry_takes::<f64, i64>(&rows_along(8, 1024, 1024)));
+            assert!(geometry_takes::<f64, i64>(&rows_along(800, 64, 1024)));
         });
         // Tiles across the axis: 8 KiB (64 positions of 16 f64 columns); W2's 64 KiB (512
         // positions of 32 columns), one tile row per run as the tiled traversal passes them,
         // keep the other loops.
-        assert!(gathers_take::<f64, i64>(&tile_across(64, 16, 64)));
-        assert!(gathers_take::<u32, i32>(&tile_across(43, 22, 43)));
+        assert!(geometry_takes::<f64, i64>(&tile_across(64, 16, 64)));
+        assert!(geometry_takes::<u32, i32>(&tile_across(43, 22, 43)));
         crate::kernels::cache::with_l2_bytes(1 << 20, || {
-            assert!(!gathers_take::<f32, i64>(&tile_across(1, 32, 512)));
-            assert!(!gathers_take::<f64, i64>(&tile_across(1, 16, 512)));
+            assert!(!geometry_takes::<f32, i64>(&tile_across(1, 32, 512)));
+            assert!(!geometry_takes::<f64, i64>(&tile_across(1, 16, 512)));
         });
         // An int32 index cannot address an axis longer than i32::MAX (lanes_take).
         let long = StridedRows {
             axis_size: (i32::MAX as usize) + 1,
             ..rows_along(1, 16, 16)
         };
-        assert!(!gathers_take::<f32, i32>(&long));
+        assert!(!geometry_takes::<f32, i32>(&long));
     }
 
     #[test]
@@ -1151,33 +1182,37 @@ mod tests {
             // uint8 and with int32 indices too; not in float64 (a 1 MiB slab of 256 positions),
             // nor from 4 MiB of f32 (2048 positions).
             let w2 = |positions| rows_across(512, 512, 0, positions, 512);
-            assert!(gathers_take::<f32, i64>(&w2(512)));
-            assert!(gathers_take::<f32, i32>(&w2(512)));
-            assert!(gathers_take::<u16, i32>(&w2(1024)));
-            assert!(gathers_take::<u8, i32>(&w2(2048)));
-            assert!(!gathers_take::<f64, i64>(&w2(256)));
-            assert!(!gathers_take::<f32, i64>(&w2(2048)));
+            assert!(geometry_takes::<f32, i64>(&w2(512)));
+            assert!(geometry_takes::<f32, i32>(&w2(512)));
+            assert!(geometry_takes::<u16, i32>(&w2(1024)));
+            assert!(geometry_takes::<u8, i32>(&w2(2048)));
+            assert!(!geometry_takes::<f64, i64>(&w2(256)));
+            assert!(!geometry_takes::<f32, i64>(&w2(2048)));
             // Only rows that read the slab's 16384 lines at least half over: 16 rows of 512 do,
             // 15 do not; nor does one row of 1024 across 256 positions 1024 apart (1 MiB).
             let few = |rows| rows_across(rows, 512, 0, 512, 512);
-            assert!(gathers_take::<f32, i64>(&few(16)));
-            assert!(!gathers_take::<f32, i64>(&few(15)));
-            assert!(!gathers_take::<f32, i64>(&rows_across(
+            assert!(geometry_takes::<f32, i64>(&few(16)));
+            assert!(!geometry_takes::<f32, i64>(&few(15)));
+            assert!(!geometry_takes::<f32, i64>(&rows_across(
                 1, 1024, 0, 256, 1024
             )));
             // 4096 rows of 24 f32 across 4096 positions (384 KiB): narrow rows too.
-            assert!(gathers_take::<f32, i64>(&rows_across(
+            assert!(geometry_takes::<f32, i64>(&rows_across(
                 4096, 24, 0, 4096, 24
             )));
             // Rows along the axis of 64 KiB (a 16th of this L2): from 32 MiB of data, whose rows
             // ask for the next one; not from 512 KiB (8 rows the L2 holds), nor in float64, nor
             // rows a line longer, nor rows longer than the L2 (2 MiB).
-            assert!(gathers_take::<f32, i64>(&rows_along(512, 16_384, 16_384)));
-            assert!(gathers_take::<u8, i32>(&rows_along(512, 65_536, 65_536)));
-            assert!(!gathers_take::<f32, i64>(&rows_along(8, 16_384, 16_384)));
-            assert!(!gathers_take::<f64, i64>(&rows_along(512, 8192, 8192)));
-            assert!(!gathers_take::<f32, i64>(&rows_along(512, 16_400, 16_400)));
-            assert!(!gathers_take::<f32, i64>(&rows_along(64, 524_288, 524_288)));
+            assert!(geometry_takes::<f32, i64>(&rows_along(512, 16_384, 16_384)));
+            assert!(geometry_takes::<u8, i32>(&rows_along(512, 65_536, 65_536)));
+            assert!(!geometry_takes::<f32, i64>(&rows_along(8, 16_384, 16_384)));
+            assert!(!geometry_takes::<f64, i64>(&rows_along(512, 8192, 8192)));
+            assert!(!geometry_takes::<f32, i64>(&rows_along(
+                512, 16_400, 16_400
+            )));
+            assert!(!geometry_takes::<f32, i64>(&rows_along(
+                64, 524_288, 524_288
+            )));
         });
     }
 
@@ -1282,7 +1317,7 @@ mod tests {
         for row_len in [17, 40] {
             // Enough rows to read the slab's lines (at most 7500) at least half over.
             let g = rows_across(256, row_len, 0, positions, 40);
-            assert!(gathers_take::<E, I>(&g));
+            assert!(geometry_takes::<E, I>(&g));
             assert!(g.read_span() * std::mem::size_of::<E>() > GATHER_SPAN_MAX_BYTES);
             let n = g.rows * g.row_len;
             let value = |p: usize| ((p * 7919) % (2 * positions)) as i64 - positions as i64;
@@ -1422,12 +1457,43 @@ mod tests {
     {
         for row_len in [64, 77, 300] {
             let g = rows_along(80, row_len, 300);
-            assert!(gathers_take::<E, I>(&g));
+            assert!(geometry_takes::<E, I>(&g));
             assert!(
                 g.next_row_lines(std::mem::size_of::<E>()) > 0,
                 "row_len {row_len}"
             );
             check_rows::<E, I>(g, make, &mut |p| (p * 7919 % 600) as i64 - 300);
         }
+    }
+
+    #[test]
+    fn on_other_makers_cores_the_gathers_take_only_2_and_4_byte_rows_from_beyond_the_l3() {
+        use crate::kernels::isa::with_intel_core;
+        // Rows along the last axis, each call's rows together: sweep seed 307's configuration 48
+        // (f64 rows of 47 values from 44 MB, 40200 rows read), W1 (rows of 512 from 64 MiB of
+        // f32), and W1's rows from 4 MiB.
+        let seed_307_48 = StridedRows {
+            call_rows: 670 * 37 * 5,
+            ..rows_along(670 * 12 * 5, 47, 47)
+        };
+        let w1 = rows_along(64 * 512, 512, 512);
+        let w1_in_l3 = rows_along(2048, 512, 512);
+        crate::kernels::cache::with_l2_bytes(1 << 20, || {
+            with_intel_core(true, || {
+                assert!(gathers_take::<f64, i64>(&seed_307_48));
+                assert!(gathers_take::<f32, i64>(&w1));
+                assert!(gathers_take::<f32, i64>(&w1_in_l3));
+                assert!(gathers_take::<u8, i64>(&w1));
+            });
+            with_intel_core(false, || {
+                assert!(!gathers_take::<f64, i64>(&seed_307_48));
+                assert!(!gathers_take::<u64, i32>(&w1));
+                assert!(gathers_take::<f32, i64>(&w1));
+                assert!(gathers_take::<f32, i32>(&w1));
+                assert!(gathers_take::<u16, i64>(&w1));
+                assert!(!gathers_take::<u8, i64>(&w1));
+                assert!(!gathers_take::<f32, i64>(&w1_in_l3));
+            });
+        });
     }
 }

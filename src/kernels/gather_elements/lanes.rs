@@ -260,16 +260,17 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// from 8 MiB 0.87-0.99x; but from 1.5-4 MB they did not hold: 0.69-1.19x (f32 rows across axis 0
 /// from 4 MiB 1.02-1.14x, uint16 from 3 MB 1.03-1.08x, f32 from 4 MiB 0.69-0.99x).
 ///
-/// On an AMD Zen 5 (1 MiB L2 per core, 32 MiB L3; one build, the line toggled between four and
-/// six L2s in alternating calls, each after ONNX Runtime's; int64 values unless noted), spans of
-/// 4.5-6 MB lost with the hints, which six L2s leave them without: time with six L2s against four,
-/// 1 / 2 threads, 1-D gathers of 1-2M values, f32 from 4.5 and 5.6 MB 0.85-0.87x and 0.65-0.67x /
-/// 1.03-1.12x and 0.71x, f64 from 5.6 MB 0.62-0.71x / 0.63x, uint16 from 5 MB 0.89-0.93x / 0.97x,
-/// uint8 from 5.5 MB 0.86-0.87x / 0.87-0.89x, f32 with int32 values from 5.2 MB 0.67x / 0.87-0.88x;
-/// rows of 4000 f32 across axis 0 from 300 positions (4.8 MB) 0.72-0.73x / 0.77-0.79x, with int32
-/// values 0.73-0.81x / 0.68-0.72x, uint16 from 600 positions 0.94x / 0.90-0.91x. ONNX Runtime's time
-/// over gatherkit's on the 1-D gathers at 1 thread went from 0.62-0.88x to 0.94-1.49x. Past 8 MB
-/// the hints won there too (1-D f32 from 10-12 MB 1.5-2.1x the speed without them).
+/// On an AMD Zen 5 (1 MiB L2 per core, 32 MiB L3; one build, the line toggled between four and six
+/// L2s in alternating calls, each after ONNX Runtime's; int64 values unless noted), spans of 4.5-6
+/// MB lost with the hints, which six L2s leave them without: time with six L2s against four, 1 / 2
+/// threads, 1-D gathers of 1-2M values, f32 from 4.5 and 5.6 MB 0.85-0.87x and 0.65-0.67x /
+/// 1.03-1.12x and 0.71x, f64 from 5.6 MB 0.62-0.71x / 0.63x, uint16 from 5 MB 0.89-0.93x /
+/// 0.97-0.99x, uint8 from 5.5 MB 0.86-0.87x / 0.86-0.88x, f32 with int32 values from 5.2 MB 0.67x /
+/// 0.87-0.88x; rows of 4000 f32 across axis 0 from 300 positions (4.8 MB) 0.72-0.73x / 0.79x, with
+/// int32 values 0.73-0.81x / 0.67-0.72x, uint16 from 600 positions 0.94-0.95x / 0.91x. ONNX
+/// Runtime's time over gatherkit's on the 1-D gathers at 1 thread went from 0.62-0.88x to
+/// 0.94-1.49x. Past 8 MB the hints won there too (1-D f32 from 10-12 MB ran 1.5-2.1x as fast with
+/// them).
 ///
 /// Rows of at most that many values get none (no value of theirs has one that far on), and
 /// neither do CPUs other than x86-64, where `prefetch` issues no hint.

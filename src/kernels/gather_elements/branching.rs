@@ -17,7 +17,7 @@
 //!   and from 16 KiB (rows that warm up excepted: [`branching_takes`]);
 //! - data under [`BRANCHING_MIN_SPAN`] (64 KiB): 1.0-1.13x from 16-32 KiB (the lanes' fewer
 //!   instructions per value count where reads hit L1);
-//! - reads asked for ahead (spans past four L2s in a call that moves more than half the L3's
+//! - reads asked for ahead (spans past six L2s, four when measured, in a call that moves more than half the L3's
 //!   share, [`super::lanes::values_ahead_of_reads`]): this loop
 //!   with the same hints took 1.0-1.18x the time of the lanes, without them 1.05-1.65x.
 //!

@@ -17,8 +17,8 @@
 //! Each value is read from caller memory once, by the vector load; the check and the address
 //! both come from that register (an out-of-range value reads position 0 and clears the flag, as
 //! the block loop does), so a caller that changes `indices` meanwhile cannot steer a read. (Where
-//! reads span past four L2s in a call that moves more than half the L3's share, across the axis
-//! past four L2s but from 32 positions or past the L3's share, or across it a quarter of an L2
+//! reads span past six L2s in a call that moves more than half the L3's share, across the axis
+//! past six L2s but from 32 positions or past the L3's share, or across it a quarter of an L2
 //! of data read mostly for the first time, the values 64 on are also
 //! loaded, but only to aim prefetch hints, which read nothing and cannot fault:
 //! [`values_ahead_of_reads`].)

@@ -631,7 +631,7 @@ fn gather_block<E: RawElement, P: Position, const ACROSS: bool, const SHORT: boo
     }
 }
 
-/// Gathers a segment along the axis (stride 1) whose reads span past four L2s and 4 MiB in a call
+/// Gathers a segment along the axis (stride 1) whose reads span past six L2s and 6 MiB in a call
 /// that moves more than half the L3's share, asking for the data of the position `lookahead` on in
 /// the segment's row, as the lanes loop does ([`lanes::reads_ahead_along_axis`]; this loop's own
 /// numbers below are all from spans of 20 MiB or more); the positions are this task's checked copy,
@@ -1053,7 +1053,7 @@ pub(super) mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn rows_that_revisit_stretches_the_l2_holds_ask_for_no_reads_ahead() {
-        // 42 rows of 6809 int16 across 42 positions 81005 apart: a 572 KB footprint, a 6.8 MB
+        // 42 rows of 6809 int16 across 42 positions 81005 apart: a 572 KB footprint, a 6.7 MB
         // span, which alone would ask for every read ahead.
         let revisiting = StridedRows {
             rows: 42,

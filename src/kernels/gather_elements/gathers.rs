@@ -179,6 +179,12 @@ pub(super) fn gathers_take<E, I: IndexElement>(g: &StridedRows) -> bool {
 /// 1.32-1.41x / 0.81-0.93x), and so did 1-byte elements (uint8 rows of 512 from 10 MB 1.52-1.53x
 /// / 1.27x, from 16 MiB with int32 indices 1.81-1.87x / 1.27-1.35x) and calls the L3 keeps (f32
 /// rows of 512 from 4 MiB 1.28x / 1.11-1.13x, of 64 from 5 MB 1.29-1.30x / 0.98-0.99x).
+/// Rows across the axis count their data as their rows times the axis
+/// ([`StridedRows::call_data_bytes`]), more than a call across a middle axis reads, so such calls
+/// from the L3 take the gathers too; across axis 1 they mostly gained there: f32 [64, 512, 64] (8
+/// MiB) 1.53-1.60x / 1.67-1.72x, float16 [16, 1024, 256] with int32 indices 1.36-1.42x / 1.79x,
+/// uint16 [256, 256, 128] 1.64-1.66x / 2.00-2.08x, uint8 and W2 even, f32 [16, 512, 64] (2 MiB)
+/// 1.24-1.25x / 1.17-1.21x.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn others_take<E>(g: &StridedRows) -> bool {
     let element_size = std::mem::size_of::<E>();

@@ -17,9 +17,9 @@
 //!   and from 16 KiB (rows that warm up excepted: [`branching_takes`]);
 //! - data under [`BRANCHING_MIN_SPAN`] (64 KiB): 1.0-1.13x from 16-32 KiB (the lanes' fewer
 //!   instructions per value count where reads hit L1);
-//! - reads asked for ahead (spans past six L2s, four when measured, in a call that moves more than half the L3's
-//!   share, [`super::lanes::values_ahead_of_reads`]): this loop
-//!   with the same hints took 1.0-1.18x the time of the lanes, without them 1.05-1.65x.
+//! - reads asked for ahead (spans past six L2s, four when measured, in a call that moves more
+//!   than half the L3's share, [`super::lanes::values_ahead_of_reads`]): this loop with the same
+//!   hints took 1.0-1.18x the time of the lanes, without them 1.05-1.65x.
 //!
 //! Eight values per round, each read, resolved and checked before the eight reads of data: one
 //! value per round took 0.96-1.15x the time of eight (1.04x or more on all but 4 MB of uint16);

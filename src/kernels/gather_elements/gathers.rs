@@ -191,8 +191,10 @@ fn others_take<E>(g: &StridedRows) -> bool {
     matches!(element_size, 2 | 4) && !stays_in_l3(g.call_data_bytes(element_size))
 }
 
-/// [`gathers_take`] on an Intel core (`intel`) or another: rows across from few positions at any
-/// span only on Intel's ([`GATHER_ACROSS_POSITIONS_MAX`]).
+/// The rows [`gathers_take`] admits by their shape, on an Intel core (`intel`) or another: rows
+/// across from few positions at any span only on Intel's ([`GATHER_ACROSS_POSITIONS_MAX`]). On
+/// another maker's core [`gathers_take`] also asks [`others_take`], which looks at the call's
+/// data and the element's width.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn gathers_take_on<E, I: IndexElement>(g: &StridedRows, intel: bool) -> bool {
     let element_size = std::mem::size_of::<E>();

@@ -5,6 +5,8 @@ ctypes), so the wheel does not depend on the Python version or its ABI: it is ta
 ``py3-none-<platform>`` rather than ``cp3XY-cp3XY-<platform>``.
 """
 
+import os
+
 from setuptools import setup
 from setuptools_rust import Binding, RustExtension
 
@@ -19,6 +21,10 @@ class PlatformOnlyWheel(bdist_wheel):
         _, _, platform = super().get_tag()
         return "py3", "none", platform
 
+
+# pyproject.toml puts setuptools' egg-info in target/, beside its other scratch space, and
+# setuptools requires that directory to exist: a fresh clone has none until cargo has run there.
+os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), "target"), exist_ok=True)
 
 setup(
     rust_extensions=[

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a Python user does, checked end to end and offline: `python -m build` makes an sdist from
-# the source tree and a wheel from that sdist (so the sdist is complete), the wheel installs into a
+# the source tree's tracked files and a wheel from that sdist (so the sdist is complete), the wheel installs into a
 # fresh virtual environment, and the binding's whole pytest suite passes there with no
 # GATHERKIT_LIBRARY and no PYTHONPATH: `import gatherkit` must find the library inside the
 # installed package. Usage: wheel_in_fresh_venv.sh SOURCE_DIR [CARGO_TARGET_DIR]
@@ -16,7 +16,15 @@ trap 'rm -rf "$work"' EXIT
 # The library's dependencies are compiled once per target directory: share the build's.
 if [ -n "${2:-}" ]; then export CARGO_TARGET_DIR=$2; fi
 
-"$python" -m build --no-isolation --outdir "$work/dist" "$src" >"$work/build.log" 2>&1 || {
+# Built from the tracked files alone, as a fresh clone has them (no target/, no build/), where git
+# can list them; from the tree itself otherwise.
+tree=$src
+if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    tree=$work/src
+    mkdir "$tree"
+    (cd "$src" && git ls-files -z | xargs -0 cp --parents -t "$tree")
+fi
+"$python" -m build --no-isolation --outdir "$work/dist" "$tree" >"$work/build.log" 2>&1 || {
     tail -n 40 "$work/build.log"; exit 1; }
 ls "$work/dist"
 wheel=$(ls "$work"/dist/gatherkit-*.whl)

@@ -283,19 +283,27 @@ pub(super) const VALUES_AHEAD_BYTES: usize = 4096;
 /// u8 from 8 MB 0.90x; f32 rows across axis 0 of [2000, 4096] 0.35x (0.38x at 2 threads), u16 of
 /// [4000, 2048] 0.43x (0.66x); 1-D from 8 MB at 2 threads 0.88-1.01x.
 pub(super) fn reads_ahead_for(span_bytes: usize, row_len: usize) -> usize {
-    if !cfg!(target_arch = "x86_64") || !far_beyond_l2(span_bytes) || row_len <= POSITIONS_AHEAD {
+    reads_ahead_past(READS_AHEAD_L2S, span_bytes, row_len)
+}
+
+/// [`reads_ahead_for`] with the line at `l2s` L2s ([`far_beyond_l2`]).
+fn reads_ahead_past(l2s: usize, span_bytes: usize, row_len: usize) -> usize {
+    if !cfg!(target_arch = "x86_64")
+        || !far_beyond_l2(l2s, span_bytes)
+        || row_len <= POSITIONS_AHEAD
+    {
         0
     } else {
         POSITIONS_AHEAD
     }
 }
 
-/// Whether random reads across `span_bytes` mostly miss a core's L2: a span past
-/// [`READS_AHEAD_L2S`] L2s, and past [`READS_AHEAD_MIN_BYTES`]; always past the L3's share
-/// ([`L3_RESIDENT_BYTES`]), however large the L2.
-fn far_beyond_l2(span_bytes: usize) -> bool {
+/// Whether random reads across `span_bytes` mostly miss a core's L2: a span past `l2s` L2s, and
+/// past [`READS_AHEAD_MIN_BYTES`]; always past the L3's share ([`L3_RESIDENT_BYTES`]), however
+/// large the L2.
+fn far_beyond_l2(l2s: usize, span_bytes: usize) -> bool {
     let line = l2_bytes()
-        .saturating_mul(READS_AHEAD_L2S)
+        .saturating_mul(l2s)
         .clamp(READS_AHEAD_MIN_BYTES, L3_RESIDENT_BYTES);
     span_bytes > line
 }
@@ -303,8 +311,27 @@ fn far_beyond_l2(span_bytes: usize) -> bool {
 /// How many L2s a span must pass before reads across it are asked for ahead: six, from the Zen 4's
 /// numbers above (up to four, mixed; from six, a gain) and the Zen 5's (4.5-6 MB, a loss); on the
 /// Xeon (2 MiB L2), six are 12 MiB, where its numbers showed the hints neutral at 8 MiB and
-/// paying from 16.
+/// paying from 16 (f32 with int32 values; rows along the axis there pay from three L2s,
+/// [`READS_AHEAD_L2S_ALONG_AXIS_INTEL`]).
 const READS_AHEAD_L2S: usize = 6;
+
+/// How many L2s a row's span along the axis must pass on Intel's cores before its reads are asked
+/// for ahead ([`reads_ahead_along_axis`]): three, 6 MiB on the Xeon (family 6 model 207, 2 MiB
+/// L2 per core), whose L3 hits cost more than the Zen cores' (its mesh against their one CCX), so
+/// that a read that misses the L2 pays from fewer L2s. Measured there in one build, the line toggled
+/// between six L2s and 6 MiB by turns after ONNX Runtime's call, ONNX Runtime's time over
+/// gatherkit's at 1 / 2 threads, without / with: 1-D gathers with int64 values, 3M f32 from 6.5,
+/// 8 and 11 MiB 0.99-1.04x / 1.26-1.45x at 1 thread (1.71-1.99x / 2.15-2.76x at 2), 2M uint16 from
+/// 8 and 10 MiB 0.98-1.01x / 1.44-1.50x, 1M uint8 from 6.5-11 MiB 1.29-1.45x / 1.47-1.72x, 1M f64
+/// from 8 MiB 1.10-1.11x / 1.18x, 300000 f64 1.09-1.16x / 1.10-1.27x; with int32 values, 1M uint16
+/// and 2M f32 a tie to a gain (1.19-1.37x / 1.21-1.39x); rows of 2M f32 along the last axis of
+/// [2, 2M] 1.04-1.06x / 1.12-1.13x (1.04-1.11x / 1.21-1.28x at 2 threads). The one loss: 8-byte
+/// elements with int32 values, which the hints take off the branching loop, from 8 MiB
+/// 1.31-1.51x / 1.18-1.32x at 1 thread (a tie at 2), from 11-14 MiB 1.18-1.33x / 1.19-1.30x, and
+/// from 24 MiB, where six L2s ask too, 0.85-1.08x / 1.29-1.50x. Across the axis the same toggle
+/// was mixed (f32 rows from 400-2000 positions of 6-8 MiB 0.86-0.93x the speed, uint8 and uint16
+/// ones 1.05-1.16x): rows across keep six L2s.
+const READS_AHEAD_L2S_ALONG_AXIS_INTEL: usize = 3;
 
 /// The least span whose reads are asked for ahead, whatever the L2: six of the Zen 4's and Zen
 /// 5's. Spans of 3-6 MiB, six L2s of a 512 KiB-L2 Zen 3, were measured only on the Zen 4 and Zen
@@ -382,7 +409,8 @@ fn hardware_follows_positions(positions: usize, span_bytes: usize) -> bool {
 const FOLLOWED_POSITIONS: usize = 32;
 
 /// [`reads_ahead_for`] rows along the axis of a call with `traffic`: none where the call stays in
-/// the L3 ([`DataTraffic::Cached`]).
+/// the L3 ([`DataTraffic::Cached`]); on Intel's cores from spans past
+/// [`READS_AHEAD_L2S_ALONG_AXIS_INTEL`] L2s.
 pub(super) fn reads_ahead_along_axis(
     span_bytes: usize,
     row_len: usize,
@@ -390,6 +418,8 @@ pub(super) fn reads_ahead_along_axis(
 ) -> usize {
     if traffic == DataTraffic::Cached {
         0
+    } else if crate::kernels::isa::intel_core() {
+        reads_ahead_past(READS_AHEAD_L2S_ALONG_AXIS_INTEL, span_bytes, row_len)
     } else {
         reads_ahead_for(span_bytes, row_len)
     }
@@ -798,6 +828,42 @@ mod tests {
         let huge = traffic(usize::MAX, usize::MAX, usize::MAX, 1);
         assert_eq!(huge, DataTraffic::FirstReads);
         assert_eq!(traffic(usize::MAX, 1, 0, 1), DataTraffic::FirstReads);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_along_the_axis_ask_for_reads_ahead_from_three_l2s_on_intels_cores_only() {
+        use crate::kernels::cache::with_l2_bytes;
+        use crate::kernels::isa::with_intel_core;
+        let long = 1 << 20;
+        let spans = DataTraffic::Spans;
+        // (L2, the line on Intel's cores, the line elsewhere): three L2s against six, both at
+        // least 6 MiB.
+        for (l2, intel_line, other_line) in [
+            (1 << 20, 6 << 20, 6 << 20),
+            (2 << 20, 6 << 20, 12 << 20),
+            (5 << 19, 15 << 19, 15 << 20),
+        ] {
+            with_l2_bytes(l2, || {
+                for (intel, line) in [(true, intel_line), (false, other_line)] {
+                    with_intel_core(intel, || {
+                        assert_eq!(reads_ahead_along_axis(line, long, spans), 0, "{l2} {intel}");
+                        let past = reads_ahead_along_axis(line + 1, long, spans);
+                        assert_eq!(past, POSITIONS_AHEAD, "{l2} {intel}");
+                        // Rows across the axis keep six L2s on either maker's cores.
+                        assert_eq!(reads_ahead_for(other_line, long), 0);
+                        assert_eq!(reads_ahead_for(other_line + 1, long), POSITIONS_AHEAD);
+                    });
+                }
+            });
+        }
+        // The 1-D gather of 3M f32 from 6.5 MiB that tied ONNX Runtime on the Xeon without them.
+        with_l2_bytes(2 << 20, || {
+            let one_d = super::super::strided_rows::tests::one_row_along(3_000_000, 1_703_936);
+            let ahead =
+                |intel| with_intel_core(intel, || values_ahead_of_reads::<f32>(&one_d, spans));
+            assert_eq!((ahead(true), ahead(false)), (POSITIONS_AHEAD, 0));
+        });
     }
 
     #[test]

@@ -317,16 +317,19 @@ const READS_AHEAD_L2S: usize = 6;
 
 /// How many L2s a row's span along the axis must pass on Intel's cores before its reads are asked
 /// for ahead ([`reads_ahead_along_axis`]): three, 6 MiB on the Xeon (family 6 model 207, 2 MiB
-/// L2 per core), whose L3 hits cost more than the Zen cores' (its mesh against their one CCX), so
-/// that a read that misses the L2 pays from fewer L2s. Measured there in one build, the line toggled
+/// L2 per core), where a read that misses the L2 cost enough for the hints to pay from fewer L2s
+/// (likely its L3 across a mesh, slower to hit than the Zen cores' L3 of one core complex; not
+/// measured apart). Measured there in one build, the line toggled
 /// between six L2s and 6 MiB by turns after ONNX Runtime's call, ONNX Runtime's time over
 /// gatherkit's at 1 / 2 threads, without / with: 1-D gathers with int64 values, 3M f32 from 6.5,
 /// 8 and 11 MiB 0.99-1.04x / 1.26-1.45x at 1 thread (1.71-1.99x / 2.15-2.76x at 2), 2M uint16 from
 /// 8 and 10 MiB 0.98-1.01x / 1.44-1.50x, 1M uint8 from 6.5-11 MiB 1.29-1.45x / 1.47-1.72x, 1M f64
 /// from 8 MiB 1.10-1.11x / 1.18x, 300000 f64 1.09-1.16x / 1.10-1.27x; with int32 values, 1M uint16
 /// and 2M f32 a tie to a gain (1.19-1.37x / 1.21-1.39x); rows of 2M f32 along the last axis of
-/// [2, 2M] 1.04-1.06x / 1.12-1.13x (1.04-1.11x / 1.21-1.28x at 2 threads). The one loss: 8-byte
-/// elements with int32 values, which the hints take off the branching loop, from 8 MiB
+/// [2, 2M] 1.04-1.06x / 1.12-1.13x (1.04-1.11x / 1.21-1.28x at 2 threads). (int64 values trade the
+/// branching loop for the lanes with hints, int32 values the lanes without them for the lanes
+/// with them: [`super::branching::branching_takes`].) The one loss: 8-byte elements with int32
+/// values from 8 MiB
 /// 1.31-1.51x / 1.18-1.32x at 1 thread (a tie at 2), from 11-14 MiB 1.18-1.33x / 1.19-1.30x, and
 /// from 24 MiB, where six L2s ask too, 0.85-1.08x / 1.29-1.50x. Across the axis the same toggle
 /// was mixed (f32 rows from 400-2000 positions of 6-8 MiB 0.86-0.93x the speed, uint8 and uint16

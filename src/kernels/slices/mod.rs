@@ -453,7 +453,7 @@ impl SliceKernel {
 /// The data's whole size decides, not the lines a call of few slices touches
 /// ([`Footprint::data`]).
 ///
-/// Nor from a call that stays in the L3 ([`Footprint::stays_in_l3`]) whose slices are at most
+/// Nor from a call whose reads stay in the L3 ([`reads_stay_in_l3`]) whose slices are at most
 /// [`window_covered_slice_max_bytes`] and whose runs each hold the distance. Such a loop spends
 /// a few instructions per slice, and its slices' positions were resolved a block before (see
 /// `resolve`), so the core's out-of-order window already holds the loads of the tuples ahead and
@@ -528,7 +528,7 @@ fn prefetch_ahead_tuples(
 /// 1.20-1.37x / 1.23-1.43x, 1200 bytes 0.97-0.99x / 0.98-1.00x; at 2 threads the same or a gain
 /// (342 bytes 0.94-1.02x / 1.11-1.16x) but for 1-D lookups of 128 bytes, 1.38x / 1.26-1.28x.
 /// W9 (16-byte rows from 16 MiB beside 16 MiB of index values, its output streamed), two builds
-/// by turns: 0.96x the time at 1 thread, 0.89x at 2. From data past the share the hints (into
+/// by turns: 0.96x the time at 1 thread, 0.89-0.93x at 2. From data past the share the hints (into
 /// L2) paid there: 342-byte slices from 47 MiB 1.60-1.69x / 0.89-0.93x.
 fn reads_stay_in_l3(call: Footprint, cores: SliceHintCores) -> bool {
     match cores {

@@ -15,7 +15,8 @@
 //! - a job is opened to workers, and a sleeping one woken, only when the call is worth it: at
 //!   once for large calls, otherwise once the caller's first tasks predict enough work left
 //!   ([`Engage`]), and a sleeping one not for a job smaller than twice one whose wake cost more
-//!   than it saved ([`wake_failed`]);
+//!   than it saved ([`wake_failed`]), unless calls come in a stream, which share one wake
+//!   ([`STREAM_GAP`]);
 //! - a caller wakes the sleeping workers it chooses, each kept off the caller's CPU until it
 //!   wakes, where the system allows ([`Pool::choose_sleepers`]); a worker that still finds
 //!   itself on the very CPU its job was opened from gives that CPU back rather than preempt the
@@ -193,6 +194,40 @@ fn decayed_wake_refusal(refusal: Duration, since: Duration) -> Duration {
     match u32::try_from(halvings) {
         Ok(h) if h < 32 => refusal / (1u32 << h),
         _ => Duration::ZERO,
+    }
+}
+
+/// The longest pause between the end of one job and the start of the next for both to count as
+/// calls of one stream: half of [`IDLE_WATCH`], so that a worker that helped the job before, or
+/// was woken for it, is still looking for work when the next starts (its last task ends at most
+/// one chunk before the job does).
+///
+/// A wake for a call of a stream is shared by the calls that follow: the worker it brings stays
+/// awake while they come, and each of them gets its help at once. So within a stream, from its
+/// [`STREAM_CALLS`]-th call on, a job wakes a sleeping worker by [`WAKE_WORTH`] alone, whatever
+/// one wake took or cost a single call ([`Pool::wake_worth_at`]): without it, one failed wake
+/// kept the worker asleep through every later call of its size (it wakes only when a job wakes
+/// it), for up to a second or two. On the 2-core Intel Xeon VMs here, a Gather of 290 slices of
+/// 6525 bytes (1.9 MB; 150-180 µs at one thread), called 40 times in a row after each of several
+/// other calls (ONNX Runtime's at 1 or 2 threads, a 150 µs wait, a 4 MiB copy, or none; three
+/// rounds, 15 runs in one process), took 0.90-1.06x its 1-thread time at 2 threads in 13 of the
+/// 15 runs once a wake had failed (the refusal at its 500 µs cap), and 0.45-0.63x with the
+/// stream's wake (one build, the rule toggled); the build with it, 0.37-0.61x, and 1.26-1.28x
+/// ONNX Runtime's 2-thread time, where sweep seed 312 had measured 0.82x (its one 2-thread
+/// configuration slower than ONNX Runtime).
+const STREAM_GAP: Duration = Duration::from_millis(1);
+
+/// The calls of a stream ([`STREAM_GAP`]) before one that wakes by [`WAKE_WORTH`] alone: two,
+/// so that one call right after another, as a caller makes who warms a call up before timing
+/// it after a pause, pays no wake that the pool's learning refuses.
+const STREAM_CALLS: u32 = 2;
+
+/// How many calls of a stream ([`STREAM_GAP`]) came before a job that starts `gap` after the
+/// latest job ended (`None`: no job has), when `before` came before that one.
+fn next_stream_length(before: u32, gap: Option<Duration>) -> u32 {
+    match gap {
+        Some(gap) if gap < STREAM_GAP => before.saturating_add(1),
+        _ => 0,
     }
 }
 
@@ -413,6 +448,11 @@ pub(crate) struct Pool {
     wake_refusal_ns: AtomicU64,
     /// When `wake_refusal_ns` was last set, in nanoseconds since `epoch`.
     wake_refused_at: AtomicU64,
+    /// When the latest job ended on its calling thread, in nanoseconds since `epoch` plus one
+    /// (0: none has, or it called for no helper, see [`Pool::ended_at`]).
+    last_end: AtomicU64,
+    /// How many calls of a stream came before the latest job ([`next_stream_length`]).
+    stream_length: AtomicU32,
     /// The origin of the jobs' `woken_at` times.
     epoch: Instant,
 }
@@ -450,6 +490,8 @@ impl Pool {
             wake_learnt_at: AtomicU64::new(0),
             wake_refusal_ns: AtomicU64::new(0),
             wake_refused_at: AtomicU64::new(0),
+            last_end: AtomicU64::new(0),
+            stream_length: AtomicU32::new(0),
             epoch: Instant::now(),
         }
     }
@@ -533,7 +575,8 @@ impl Pool {
         let start = Instant::now();
         // Read once per call: it moves only as wakes are learnt, or as what was learnt wears off
         // (over 100 or 500 ms).
-        let wake_worth = self.wake_worth_at(self.since_epoch_ns());
+        let now = self.since_epoch_ns();
+        let wake_worth = self.wake_worth_at(now, self.starts_in_stream_at(now));
         // The work left that this job predicted when it woke a sleeping helper, if it did.
         let mut woke_for = None;
         // The calling thread's time in its tasks: its pace, which says how long it would have
@@ -573,6 +616,7 @@ impl Pool {
         }
         if joined == Joined::No {
             // Never queued: no worker saw it, and the caller ran every task.
+            self.ended_at(self.since_epoch_ns(), Joined::No);
             if job.panicked.load(Ordering::Relaxed) {
                 panic!("a gatherkit task panicked");
             }
@@ -604,6 +648,7 @@ impl Pool {
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
         }
         drop(queue);
+        self.ended_at(self.since_epoch_ns(), joined);
         if let Some(predicted_left) = woke_for {
             // Cannot truncate: `run` takes at most u32::MAX tasks (checked above).
             let alone = alone_time(busy, done, tasks as u32);
@@ -722,11 +767,41 @@ impl Pool {
 
     /// Predicted work left from which a job wakes sleeping helpers at `now` (nanoseconds since
     /// the epoch): [`WAKE_WORTH`], twice what wakes have recently taken to bring help, or what
-    /// failed wakes refuse ([`next_wake_refusal`]), whichever is longest.
-    fn wake_worth_at(&self, now: u64) -> Duration {
+    /// failed wakes refuse ([`next_wake_refusal`]), whichever is longest; but [`WAKE_WORTH`] for
+    /// a job `in_stream`, whose wake the calls after it share ([`STREAM_GAP`]).
+    fn wake_worth_at(&self, now: u64, in_stream: bool) -> Duration {
+        if in_stream {
+            return WAKE_WORTH;
+        }
         WAKE_WORTH
             .max(self.wake_to_help_at(now).saturating_mul(2))
             .max(self.wake_refusal_at(now))
+    }
+
+    /// Counts a job that starts at `now` (nanoseconds since the epoch) into the stream of calls
+    /// it comes in, and says whether [`STREAM_CALLS`] or more came before it
+    /// ([`next_stream_length`]). Callers on several threads share the counts: a hint.
+    fn starts_in_stream_at(&self, now: u64) -> bool {
+        let gap = match self.last_end.load(Ordering::Relaxed) {
+            0 => None,
+            end => Some(Duration::from_nanos(now.saturating_sub(end - 1))),
+        };
+        let before = next_stream_length(self.stream_length.load(Ordering::Relaxed), gap);
+        self.stream_length.store(before, Ordering::Relaxed);
+        before >= STREAM_CALLS
+    }
+
+    /// Notes that a job that helpers `joined` ended at `now` (nanoseconds since the epoch) on
+    /// its calling thread. One that called for no helper ends the stream it came in: the worker
+    /// a wake brought may be asleep again by the next call that wants one, and a stream's wake
+    /// pays only where the calls after it find the worker awake.
+    fn ended_at(&self, now: u64, joined: Joined) {
+        let end = if joined == Joined::No {
+            0
+        } else {
+            now.saturating_add(1)
+        };
+        self.last_end.store(end, Ordering::Relaxed);
     }
 
     /// The work left below which jobs do not wake helpers at `now` (nanoseconds since the
@@ -1016,7 +1091,7 @@ mod tests {
         assert!(estimate > us(145) && estimate <= us(150), "{estimate:?}");
 
         let pool = Pool::new(0, 1);
-        assert_eq!(pool.wake_worth_at(pool.since_epoch_ns()), WAKE_WORTH);
+        assert_eq!(pool.wake_worth_at(pool.since_epoch_ns(), false), WAKE_WORTH);
         // A job woken 400 us ago whose worker never joined: the pool learns the wake took that
         // long (at least), once.
         let job = job_of(0);
@@ -1024,7 +1099,7 @@ mod tests {
         job.woken_at
             .store(pool.since_epoch_ns() - 399_999, Ordering::Relaxed);
         pool.learn_wake(&job);
-        let learnt = pool.wake_worth_at(pool.since_epoch_ns());
+        let learnt = pool.wake_worth_at(pool.since_epoch_ns(), false);
         // 30 + (>= 400 - 30) / 4 >= 122.5 us, twice that >= 245 us.
         assert!(learnt >= us(245), "{learnt:?}");
         let raw = pool.wake_to_help_ns.load(Ordering::Relaxed);
@@ -1079,7 +1154,7 @@ mod tests {
         let us = Duration::from_micros;
         let ms = |n: u64| n * 1_000_000;
         let pool = Pool::new(0, 1);
-        let worth_at = |now| pool.wake_worth_at(now);
+        let worth_at = |now| pool.wake_worth_at(now, false);
         assert_eq!(worth_at(ms(1)), WAKE_WORTH);
         // 16 tasks of 8 us: 120 us left after the first wakes a helper on a new pool.
         let left_after_one = predicted_left(us(8), 1, 15);
@@ -1104,6 +1179,63 @@ mod tests {
         pool.refuse_wakes_below_at(us(248), ms(2));
         assert_eq!(worth_at(ms(2)), us(496));
         assert_eq!(worth_at(ms(502)), us(248));
+    }
+
+    #[test]
+    fn calls_within_a_stream_gap_of_the_one_before_make_a_stream() {
+        let us = Duration::from_micros;
+        assert_eq!(next_stream_length(0, None), 0, "the first job of a pool");
+        assert_eq!(next_stream_length(0, Some(us(10))), 1);
+        assert_eq!(next_stream_length(1, Some(STREAM_GAP - us(1))), 2);
+        assert_eq!(
+            next_stream_length(7, Some(STREAM_GAP)),
+            0,
+            "a pause ends it"
+        );
+        assert_eq!(next_stream_length(u32::MAX, Some(us(1))), u32::MAX);
+    }
+
+    #[test]
+    fn from_the_third_call_of_a_stream_a_job_wakes_helpers_whatever_failed_wakes_refused() {
+        let us = Duration::from_micros;
+        // Times since the pool's epoch, in nanoseconds, written in microseconds.
+        let at = |micros: u64| micros * 1_000;
+        let pool = Pool::new(0, 1);
+        // A failed wake for a job with 250 us left: wakes are refused below 500 us.
+        pool.refuse_wakes_below_at(us(250), at(1_000));
+        let refused = WAKE_REFUSAL_MAX;
+        let starts = |micros| {
+            let now = at(micros);
+            let in_stream = pool.starts_in_stream_at(now);
+            (in_stream, pool.wake_worth_at(now, in_stream))
+        };
+        // After a pause, a call and the one right after it (a warm-up and its timed twin) go
+        // by what the pool learnt; the third in a row wakes by the base rule.
+        assert_eq!(starts(10_000), (false, refused));
+        pool.ended_at(at(10_200), Joined::Open);
+        assert_eq!(starts(10_300), (false, refused));
+        pool.ended_at(at(10_500), Joined::Open);
+        assert_eq!(starts(11_400), (true, WAKE_WORTH));
+        pool.ended_at(at(11_600), Joined::Woken);
+        assert_eq!(starts(12_500), (true, WAKE_WORTH));
+        pool.ended_at(at(12_700), Joined::Open);
+        // A pause as long as the gap ends the stream: the refusal holds again.
+        let gap = u64::try_from(STREAM_GAP.as_micros()).unwrap();
+        let after_pause = 12_700 + gap;
+        assert_eq!(starts(after_pause), (false, refused));
+        pool.ended_at(at(after_pause + 100), Joined::Woken);
+        assert_eq!(starts(after_pause + 200), (false, refused));
+        pool.ended_at(at(after_pause + 300), Joined::Open);
+        assert_eq!(starts(after_pause + 400), (true, WAKE_WORTH));
+        // So does a job that called for no helper, however soon the next comes.
+        pool.ended_at(at(after_pause + 420), Joined::No);
+        assert_eq!(starts(after_pause + 430), (false, refused));
+        pool.ended_at(at(after_pause + 500), Joined::Open);
+        assert_eq!(starts(after_pause + 510), (false, refused));
+        // A 150 us job that predicts 140 us left after its first task wakes in a stream only.
+        let left = predicted_left(us(10), 1, 14);
+        assert_eq!(helpers_worth(left, refused), Joined::Open);
+        assert_eq!(helpers_worth(left, WAKE_WORTH), Joined::Woken);
     }
 
     #[test]
